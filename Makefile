@@ -1,0 +1,97 @@
+# usnic_rel: kernel module, userspace library, tests and the VM harness.
+# 'make' builds the module for the running kernel (KDIR= overrides), the library,
+# tools and tests; 'make check' runs everything; 'make demo' shows it working.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+SRC := $(CURDIR)
+BUILD ?= $(SRC)/build
+KVER ?= $(shell uname -r)
+KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
+	$(wildcard /usr/src/linux-headers-$(shell tests/vm/stock-kernel 2>/dev/null)))
+
+CC ?= gcc
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CPPFLAGS += -Iinclude -D_GNU_SOURCE
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 $(WARN) -fPIC -fvisibility=hidden
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_VERSION := 0.1.0
+LIB_SONAME := libusnicrel.so.0
+LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
+TEST_SRCS := $(sort $(wildcard tests/user/*.c))
+TESTS := $(TEST_SRCS:tests/user/%.c=$(BUILD)/tests/%)
+
+.PHONY: all lib tests module module-stock module-debug debug-kernel deps check demo \
+	clean install
+all: lib tests module
+
+lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
+
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c -o $@ $<
+
+$(BUILD)/libusnicrel.so: $(LIB_OBJS) lib/libusnicrel.map
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libusnicrel.map \
+		-Wl,-z,defs -o $@.$(LIB_VERSION) $(LIB_OBJS)
+	ln -sf libusnicrel.so.$(LIB_VERSION) $(BUILD)/$(LIB_SONAME)
+	ln -sf libusnicrel.so.$(LIB_VERSION) $@
+
+$(BUILD)/libusnicrel.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+# Tests link the sanitized library objects statically: ASan and UBSan cover both.
+tests: $(TESTS)
+$(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
+
+# The module for KDIR (default: the running kernel, else Debian's stock headers).
+module:
+	@test -n "$(KDIR)" || { echo "no kernel headers: install linux-headers-$(KVER) or set KDIR="; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(SRC) modules
+
+# Module builds for the two test kernels, each in its own tree of symlinks so
+# that their objects never mix.
+define kmod_tree
+	rm -rf $(1) && mkdir -p $(1) && cp -as $(SRC)/Kbuild $(SRC)/kmod $(SRC)/include \
+		$(SRC)/tests $(1)/
+endef
+
+module-stock:
+	$(call kmod_tree,$(BUILD)/kmod-stock)
+	$(MAKE) -C /usr/src/linux-headers-$$(tests/vm/stock-kernel) M=$(BUILD)/kmod-stock \
+		W=1 modules 2>&1 | tee $(BUILD)/kmod-stock.log
+	@! grep -E 'warning:|error:' $(BUILD)/kmod-stock.log
+
+debug-kernel:
+	@tests/vm/build-debug-kernel >/dev/null
+
+module-debug: debug-kernel
+	$(call kmod_tree,$(BUILD)/kmod-debug)
+	$(MAKE) -C $$(tests/vm/build-debug-kernel) M=$(BUILD)/kmod-debug W=1 modules 2>&1 \
+		| tee $(BUILD)/kmod-debug.log
+	@! grep -E 'warning:|error:' $(BUILD)/kmod-debug.log
+
+deps:
+	@scripts/install-deps
+
+check: deps
+	@scripts/check
+
+demo: deps
+	@scripts/demo
+
+clean:
+	rm -rf $(BUILD)
+	-$(MAKE) -C $(KDIR) M=$(SRC) clean 2>/dev/null
+.SECONDARY:

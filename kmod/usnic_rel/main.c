@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: module init/exit and the tunables every endpoint starts from.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/log2.h>
+
+#include "usnic_rel.h"
+#include "../../include/uapi/usnic_rel.h"
+
+/* usNIC's BTL defaults: window 4096, tiny MTU 768 B, retransmit 5 ms, ACK within 1 ms. */
+unsigned int usnic_rel_send_window = 4096;
+module_param_named(send_window, usnic_rel_send_window, uint, 0444);
+MODULE_PARM_DESC(send_window, "Packets in flight per peer and channel (power of two, 16..4096, default 4096)");
+
+unsigned int usnic_rel_cmd_mtu = 768;
+module_param_named(cmd_mtu, usnic_rel_cmd_mtu, uint, 0444);
+MODULE_PARM_DESC(cmd_mtu, "Payload bytes per command-channel packet (256..1024, default 768)");
+
+unsigned int usnic_rel_rto_min_us = 5000;
+module_param_named(rto_min_us, usnic_rel_rto_min_us, uint, 0444);
+MODULE_PARM_DESC(rto_min_us, "Retransmit timeout floor in microseconds (default 5000)");
+
+unsigned int usnic_rel_rto_max_us = 2000000;
+module_param_named(rto_max_us, usnic_rel_rto_max_us, uint, 0444);
+MODULE_PARM_DESC(rto_max_us, "Retransmit timeout ceiling in microseconds (default 2000000)");
+
+unsigned int usnic_rel_ack_delay_us = 1000;
+module_param_named(ack_delay_us, usnic_rel_ack_delay_us, uint, 0444);
+MODULE_PARM_DESC(ack_delay_us, "Longest delay of a coalesced ACK in microseconds (default 1000)");
+
+unsigned int usnic_rel_ack_every = 32;
+module_param_named(ack_every, usnic_rel_ack_every, uint, 0444);
+MODULE_PARM_DESC(ack_every, "Send an ACK at least every this many received packets (default 32)");
+
+unsigned int usnic_rel_retry_limit = 12;
+module_param_named(retry_limit, usnic_rel_retry_limit, uint, 0444);
+MODULE_PARM_DESC(retry_limit, "Timeouts in a row before a peer is declared dead (default 12)");
+
+static int __init usnic_rel_check_params(void)
+{
+	if (!is_power_of_2(usnic_rel_send_window) ||
+	    usnic_rel_send_window < 16 || usnic_rel_send_window > 4096) {
+		pr_err("send_window=%u: must be a power of two in 16..4096\n",
+		       usnic_rel_send_window);
+		return -EINVAL;
+	}
+	if (usnic_rel_cmd_mtu < 256 || usnic_rel_cmd_mtu > 1024) {
+		pr_err("cmd_mtu=%u: must be in 256..1024\n", usnic_rel_cmd_mtu);
+		return -EINVAL;
+	}
+	if (!usnic_rel_rto_min_us || usnic_rel_rto_min_us > usnic_rel_rto_max_us) {
+		pr_err("rto_min_us=%u rto_max_us=%u: need 0 < min <= max\n",
+		       usnic_rel_rto_min_us, usnic_rel_rto_max_us);
+		return -EINVAL;
+	}
+	if (!usnic_rel_ack_every || usnic_rel_ack_every > usnic_rel_send_window / 2) {
+		pr_err("ack_every=%u: must be in 1..send_window/2\n",
+		       usnic_rel_ack_every);
+		return -EINVAL;
+	}
+	if (!usnic_rel_retry_limit) {
+		pr_err("retry_limit must be at least 1\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init usnic_rel_init(void)
+{
+	int ret;
+
+	ret = usnic_rel_check_params();
+	if (ret)
+		return ret;
+
+	usnic_rel_debugfs_init();
+	ret = usnic_rel_chardev_init();
+	if (ret) {
+		usnic_rel_debugfs_exit();
+		return ret;
+	}
+	pr_info("loaded, ABI version %u\n", USNIC_REL_ABI_VERSION);
+	return 0;
+}
+
+static void __exit usnic_rel_exit(void)
+{
+	usnic_rel_chardev_exit();
+	usnic_rel_debugfs_exit();
+}
+
+module_init(usnic_rel_init);
+module_exit(usnic_rel_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("usnic_rel developers");
+MODULE_DESCRIPTION("Reliable datagrams and emulated RDMA over UDP for HPC messaging");
+MODULE_VERSION("0.1");

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel: opening the device and the ABI handshake with the module.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <uapi/usnic_rel.h>
+#include <usnicrel.h>
+
+#include "internal.h"
+
+UREL_API int urel_device_open(const char *path, struct urel_device **devp)
+{
+	struct usnic_rel_abi_info info = { 0 };
+	struct urel_device *dev;
+	int fd, ret;
+
+	if (!devp)
+		return -EINVAL;
+	*devp = NULL;
+	if (!path)
+		path = getenv("USNIC_REL_DEVICE");
+	if (!path || !*path)
+		path = UREL_DEFAULT_DEVICE;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, USNIC_REL_IOC_GET_ABI, &info) < 0) {
+		ret = errno == EINVAL ? -ENOTTY : -errno;
+		goto err_close;
+	}
+	if (info.abi_version != USNIC_REL_ABI_VERSION) {
+		ret = -EPROTO;
+		goto err_close;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	dev->fd = fd;
+	dev->abi_version = info.abi_version;
+	*devp = dev;
+	return 0;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+UREL_API void urel_device_close(struct urel_device *dev)
+{
+	if (!dev)
+		return;
+	close(dev->fd);
+	free(dev);
+}
+
+UREL_API unsigned int urel_device_abi_version(const struct urel_device *dev)
+{
+	return dev ? dev->abi_version : 0;
+}
+
+UREL_API unsigned int urel_library_abi_version(void)
+{
+	return USNIC_REL_ABI_VERSION;
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# In-VM test: the module loads, shows itself in /dev, sysfs and debugfs,
+# refuses bad parameters and rmmod while in use, and unloads without a trace.
+set -eu
+ko=$USNIC_REL_KO
+fail() { echo "module_lifecycle: $*"; exit 1; }
+abi=$(sed -n 's/^#define USNIC_REL_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' include/uapi/usnic_rel.h)
+
+insmod "$ko"
+[ -c /dev/usnic_rel ] || fail "no /dev/usnic_rel"
+[ "$(cat /sys/class/misc/usnic_rel/abi_version)" = "$abi" ] || fail "sysfs abi_version is not $abi"
+[ -d /sys/kernel/debug/usnic_rel ] || fail "no debugfs directory"
+[ "$(cat /sys/module/usnic_rel/parameters/send_window)" = 4096 ] || fail "send_window default"
+
+# An open context pins the module.
+exec 3<>/dev/usnic_rel
+if rmmod usnic_rel 2>/dev/null; then fail "rmmod succeeded with an open context"; fi
+exec 3>&-
+rmmod usnic_rel
+[ ! -e /dev/usnic_rel ] || fail "/dev/usnic_rel left behind"
+[ ! -d /sys/kernel/debug/usnic_rel ] || fail "debugfs directory left behind"
+
+for bad in send_window=1000 send_window=8192 cmd_mtu=64 rto_min_us=0 ack_every=0 retry_limit=0; do
+	if insmod "$ko" "$bad" 2>/dev/null; then
+		rmmod usnic_rel
+		fail "accepted $bad"
+	fi
+done
+insmod "$ko" send_window=64 ack_every=8
+rmmod usnic_rel
+echo "module_lifecycle: ok"
