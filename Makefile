@@ -95,3 +95,11 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C $(KDIR) M=$(SRC) clean 2>/dev/null
 .SECONDARY:
+
+# Userspace C follows .clang-format; the kernel side follows checkpatch.
+USER_C := $(wildcard lib/*.[ch] include/usnicrel.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+.PHONY: format format-check
+format:
+	clang-format -i $(USER_C)
+format-check:
+	clang-format --dry-run -Werror $(USER_C)
