@@ -43,9 +43,9 @@ static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep, struct sk_buff *skb,
 		drop = USNIC_REL_CNT_RX_CQ_FULL;
 		goto out;
 	}
+	/* A corrupt free ring is counted once, when found, then has no buffers. */
 	if (!usnic_rel_ring_avail(ep, fr)) {
-		drop = fr->corrupt ? USNIC_REL_CNT_RING_CORRUPT :
-				     USNIC_REL_CNT_RX_NO_BUF;
+		drop = USNIC_REL_CNT_RX_NO_BUF;
 		goto out;
 	}
 	idx = READ_ONCE(((u32 *)fr->desc)[fr->kidx & (fr->entries - 1)]);

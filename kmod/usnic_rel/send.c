@@ -95,7 +95,10 @@ static bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep)
 	return ok;
 }
 
-/* Consume one send ring. Returns SQEs consumed, or -EIO if the ring is corrupt. */
+/*
+ * Consume one send ring. Returns SQEs consumed (0 when the CQ is full), or
+ * -EIO if the ring or the CQ is corrupt.
+ */
 static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 {
 	struct usnic_rel_ring *ring = &ep->sq[chan];
@@ -109,8 +112,11 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 		return -EIO;
 	while (done < avail) {
 		/* A send completes into a CQ slot nobody else can take. */
-		if (!usnic_rel_cq_reserve(ep))
+		if (!usnic_rel_cq_reserve(ep)) {
+			if (READ_ONCE(ep->cq.corrupt))
+				return -EIO;
 			break;
+		}
 		memcpy(&sqe, ring->desc +
 		       (size_t)(ring->kidx & (ring->entries - 1)) * sizeof(sqe),
 		       sizeof(sqe));
@@ -144,7 +150,7 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 	return done;
 }
 
-/* DOORBELL: returns SQEs consumed, or -EIO if a named ring is corrupt. */
+/* DOORBELL: returns SQEs consumed, or -EIO if a named ring or the CQ is corrupt. */
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings)
 {
 	int chan, ret, done = 0;
