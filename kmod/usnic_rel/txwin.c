@@ -290,3 +290,16 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 		s->retx++;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
+
+/* The peer restarted: nothing is in flight any more; start again at @isn. */
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
+{
+	memset(w->slots, 0, w->size * sizeof(*w->slots));
+	w->una = isn;
+	w->next = isn;
+	w->sack_end = isn;
+	w->nr_sacked = 0;
+	w->dup_acks = 0;
+	w->in_recovery = false;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);

@@ -62,6 +62,7 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
 void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w);
 bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 			       u32 end);
