@@ -21,7 +21,7 @@
  * Bumped on any incompatible change of this header or of the ring layouts.
  * The library refuses to run against a module with another version.
  */
-#define USNIC_REL_ABI_VERSION	2
+#define USNIC_REL_ABI_VERSION	3
 
 #define USNIC_REL_DEVICE_NAME	"usnic_rel"
 
@@ -74,8 +74,16 @@ struct usnic_rel_ring_hdr {
 	__u32 head;
 	__u32 pad0[15];
 	__u32 tail;
-	__u32 pad1[15];
+	__u32 flags;		/* USNIC_REL_RING_F_*, written by the kernel */
+	__u32 pad1[14];
 };
+
+/*
+ * RX_FREE flags: the kernel ran out of receive buffers while holding packets
+ * it already acknowledged; after returning buffers, ring the doorbell with
+ * USNIC_REL_DB_RX (the doorbell clears the flag).
+ */
+#define USNIC_REL_RING_F_NEED_DOORBELL	(1U << 0)
 
 #define USNIC_REL_RING_HEAD_OFF	0
 #define USNIC_REL_RING_TAIL_OFF	64
@@ -211,6 +219,8 @@ struct usnic_rel_dereg_mr {
 /* DOORBELL: the kernel consumes the named send rings (command first). */
 #define USNIC_REL_DB_SQ_CMD	(1U << USNIC_REL_CHAN_CMD)
 #define USNIC_REL_DB_SQ_DATA	(1U << USNIC_REL_CHAN_DATA)
+#define USNIC_REL_DB_RX		(1U << 8)	/* receive buffers were returned */
+#define USNIC_REL_DB_ALL	(USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA | USNIC_REL_DB_RX)
 
 struct usnic_rel_doorbell {
 	__u32 size;

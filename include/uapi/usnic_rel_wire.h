@@ -24,6 +24,9 @@
 
 #include <linux/types.h>
 
+/* USNIC_REL_CHAN_*: the channels, shared with the ioctl ABI. */
+#include "usnic_rel.h"
+
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
@@ -53,11 +56,6 @@ enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_STATUS,
 };
 
-enum usnic_rel_channel {
-	USNIC_REL_CHAN_CMD	= 0,	/* small MTU, priority: ACKs, tiny messages */
-	USNIC_REL_CHAN_DATA	= 1,	/* netdev MTU: bulk data */
-	USNIC_REL_NR_CHANNELS	= 2,
-};
 
 /* usnic_rel_hdr.flags */
 #define USNIC_REL_F_ACK		0x01	/* ack and sack are valid */
@@ -69,7 +67,8 @@ enum usnic_rel_channel {
  * @magic: USNIC_REL_WIRE_MAGIC.
  * @version: USNIC_REL_WIRE_VERSION.
  * @type: enum usnic_rel_pkt_type; selects the type header that follows.
- * @channel: enum usnic_rel_channel; selects the sequence space.
+ * @channel: USNIC_REL_CHAN_*, below USNIC_REL_NR_CHANS; selects the
+ *	sequence space.
  * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
  *	carry USNIC_REL_F_ACK.
  * @src_incarnation: random non-zero number drawn by the sending endpoint at

@@ -216,7 +216,7 @@ static long usnic_rel_ioctl_doorbell(struct usnic_rel_ctx *ctx,
 	if (usize < 0)
 		return usize;
 	if (arg.flags || !arg.rings ||
-	    arg.rings & ~(USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA))
+	    arg.rings & ~USNIC_REL_DB_ALL)
 		return -EINVAL;
 	ep = usnic_rel_ep_get(ctx, arg.ep_id);
 	if (!ep)

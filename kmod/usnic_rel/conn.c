@@ -37,6 +37,7 @@ static void usnic_rel_chan_conn_free(struct usnic_rel_chan_conn *c)
 		kvfree(c->held);
 		c->held = NULL;
 	}
+	__skb_queue_purge(&c->backlog);
 	usnic_rel_txwin_destroy(&c->tx);
 	usnic_rel_rxwin_destroy(&c->rx);
 }
@@ -54,6 +55,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
+		__skb_queue_head_init(&c->backlog);
 		ret = usnic_rel_txwin_init(&c->tx, size, 0, GFP_KERNEL_ACCOUNT);
 		if (ret)
 			goto err;
@@ -187,6 +189,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			kfree_skb(c->held[s]);
 			c->held[s] = NULL;
 		}
+		__skb_queue_purge(&c->backlog);
 		usnic_rel_rxwin_reset(&c->rx, 0);
 		c->ack_pending = false;
 		c->retx_pending = false;

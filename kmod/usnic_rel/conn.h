@@ -54,6 +54,7 @@ struct usnic_rel_chan_conn {
 	struct usnic_rel_txbuf **txbuf;	/* by usnic_rel_txwin_slot() */
 	struct usnic_rel_rxwin rx;
 	struct sk_buff **held;		/* out of order, by usnic_rel_rxwin_slot() */
+	struct sk_buff_head backlog;	/* in order, waiting for a buffer */
 	struct usnic_rel_rx_msg msg;
 	u32 next_msg_id;
 	bool ack_pending;		/* an ACK is owed for this channel */

@@ -22,6 +22,23 @@ static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RX_CQ_FULL] = "rx_cq_full",
 	[USNIC_REL_CNT_RING_CORRUPT] = "ring_corrupt",
 	[USNIC_REL_CNT_BAD_SQE] = "bad_sqe",
+	[USNIC_REL_CNT_RX_MESSAGES] = "rx_messages",
+	[USNIC_REL_CNT_RX_TOO_BIG] = "rx_too_big",
+	[USNIC_REL_CNT_RX_NO_MEMORY] = "rx_no_memory",
+	[USNIC_REL_CNT_RX_UNSUPPORTED] = "rx_unsupported",
+	[USNIC_REL_CNT_RX_OUT_OF_ORDER] = "rx_out_of_order",
+	[USNIC_REL_CNT_RX_DUPLICATE] = "rx_duplicate",
+	[USNIC_REL_CNT_RX_OUT_OF_WINDOW] = "rx_out_of_window",
+	[USNIC_REL_CNT_RX_STALE] = "rx_stale_incarnation",
+	[USNIC_REL_CNT_RX_DEAD_PEER] = "rx_dead_peer",
+	[USNIC_REL_CNT_RX_BAD_ACK] = "rx_bad_ack",
+	[USNIC_REL_CNT_ACKS_STANDALONE] = "acks_standalone",
+	[USNIC_REL_CNT_ACKS_PIGGYBACKED] = "acks_piggybacked",
+	[USNIC_REL_CNT_ACKS_DELAYED] = "acks_delayed",
+	[USNIC_REL_CNT_RETX_TIMEOUT] = "retx_timeout",
+	[USNIC_REL_CNT_RETX_FAST] = "retx_fast",
+	[USNIC_REL_CNT_PEERS_DEAD] = "peers_dead",
+	[USNIC_REL_CNT_PEER_RESETS] = "peer_resets",
 };
 
 static int usnic_rel_counters_show(struct seq_file *s, void *unused)

@@ -15,7 +15,7 @@
 #include <linux/udp.h>
 
 #include "usnic_rel.h"
-#include "proto_tmp.h"
+#include "wire.h"
 
 #define USNIC_REL_MAX_EPS		1024
 #define USNIC_REL_SQ_DEFAULT		256
@@ -28,6 +28,8 @@
 #define USNIC_REL_STAGING_MAX		SZ_64M
 /* Jumbo frames at most: larger lo MTUs would only inflate buffers. */
 #define USNIC_REL_DEV_MTU_MAX		9000
+/* Largest two-sided message: larger transfers go by RDMA GET (rendezvous). */
+#define USNIC_REL_RX_BUF_SIZE		SZ_64K
 
 /* mmap offsets: page offset = ep_id << 3 | region. */
 #define USNIC_REL_MMAP_REGION_BITS	3
@@ -99,7 +101,8 @@ static int usnic_rel_ep_check_addr(const struct usnic_rel_addr *a)
 static void usnic_rel_ep_set_mtu(struct usnic_rel_ep *ep,
 				 const struct usnic_rel_addr *addr)
 {
-	u32 overhead = sizeof(struct udphdr) + USNIC_REL_PKT_HDR_LEN;
+	u32 overhead = sizeof(struct udphdr) + sizeof(struct usnic_rel_hdr) +
+		       sizeof(struct usnic_rel_data_hdr);
 	u32 mtu = usnic_rel_socket_dev_mtu(ep->net, addr);
 
 	overhead += ep->family == AF_INET ? sizeof(struct iphdr) :
@@ -108,7 +111,10 @@ static void usnic_rel_ep_set_mtu(struct usnic_rel_ep *ep,
 	mtu = clamp(mtu, 1280U, USNIC_REL_DEV_MTU_MAX) - overhead;
 	ep->mtu[USNIC_REL_CHAN_DATA] = mtu;
 	ep->mtu[USNIC_REL_CHAN_CMD] = min(usnic_rel_cmd_mtu, mtu);
-	ep->rx_buf_size = ALIGN(mtu, SMP_CACHE_BYTES);
+	/* Messages up to a buffer are cut into packets and reassembled. */
+	ep->rx_buf_size = USNIC_REL_RX_BUF_SIZE;
+	ep->max_msg[USNIC_REL_CHAN_DATA] = USNIC_REL_RX_BUF_SIZE;
+	ep->max_msg[USNIC_REL_CHAN_CMD] = USNIC_REL_RX_BUF_SIZE;
 }
 
 static int usnic_rel_ep_alloc_rings(struct usnic_rel_ep *ep,
@@ -241,7 +247,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		arg->mtu[i] = ep->mtu[i];
 		/* Until segmentation lands a message is one packet. */
-		arg->max_msg[i] = ep->mtu[i];
+		arg->max_msg[i] = ep->max_msg[i];
 	}
 	for (i = 0; i < USNIC_REL_NR_REGIONS; i++) {
 		struct usnic_rel_region *r = &arg->region[i];

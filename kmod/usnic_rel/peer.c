@@ -68,6 +68,12 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL_ACCOUNT);
 	if (!peer)
 		return -ENOMEM;
+	peer->ep = ep;
+	ret = usnic_rel_conn_init(peer);
+	if (ret) {
+		kfree(peer);
+		return ret;
+	}
 	if (a->family == AF_INET) {
 		peer->addr.v4.sin_family = AF_INET;
 		peer->addr.v4.sin_port = htons(a->port);
@@ -118,8 +124,30 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	return 0;
 
 err_free:
+	usnic_rel_conn_free(peer);
 	kfree(peer);
 	return ret;
+}
+
+/*
+ * Stop a peer that is no longer reachable through the AV. With @live, the
+ * endpoint still runs: wait for senders (tx_lock) and receivers (RCU) to let
+ * go, and complete what was outstanding to the peer with -ECANCELED.
+ */
+static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
+				   struct usnic_rel_peer *peer, bool live)
+{
+	usnic_rel_conn_shutdown(peer);
+	if (live) {
+		mutex_lock(&ep->tx_lock);
+		mutex_unlock(&ep->tx_lock);
+		synchronize_rcu();
+		spin_lock_bh(&peer->conn.lock);
+		usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
+		spin_unlock_bh(&peer->conn.lock);
+	}
+	usnic_rel_conn_free(peer);
+	kfree(peer);
 }
 
 /* Caller holds ctx->lock; senders and receivers may still see @peer under RCU. */
@@ -131,7 +159,7 @@ int usnic_rel_av_remove(struct usnic_rel_ep *ep, u32 handle)
 	if (!peer)
 		return -EINVAL;
 	hash_del_rcu(&peer->node);
-	kfree_rcu(peer, rcu);
+	usnic_rel_peer_destroy(ep, peer, true);
 	return 0;
 }
 
@@ -144,7 +172,7 @@ void usnic_rel_av_destroy(struct usnic_rel_ep *ep)
 	xa_for_each(&ep->peers, handle, peer) {
 		xa_erase(&ep->peers, handle);
 		hash_del_rcu(&peer->node);
-		kfree(peer);
+		usnic_rel_peer_destroy(ep, peer, false);
 	}
 	xa_destroy(&ep->peers);
 }

@@ -86,6 +86,7 @@ static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 						   conn.ack_timer);
 
 	spin_lock(&peer->conn.lock);
+	usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
 	usnic_rel_tx_work_kick(peer);
 	spin_unlock(&peer->conn.lock);
 	return HRTIMER_NORESTART;

@@ -30,6 +30,7 @@
 #include <linux/atomic.h>
 
 #include "../../include/uapi/usnic_rel.h"
+#include "conn.h"
 
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
@@ -76,6 +77,23 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RX_CQ_FULL,
 	USNIC_REL_CNT_RING_CORRUPT,
 	USNIC_REL_CNT_BAD_SQE,
+	USNIC_REL_CNT_RX_MESSAGES,
+	USNIC_REL_CNT_RX_TOO_BIG,
+	USNIC_REL_CNT_RX_NO_MEMORY,
+	USNIC_REL_CNT_RX_UNSUPPORTED,
+	USNIC_REL_CNT_RX_OUT_OF_ORDER,
+	USNIC_REL_CNT_RX_DUPLICATE,
+	USNIC_REL_CNT_RX_OUT_OF_WINDOW,
+	USNIC_REL_CNT_RX_STALE,
+	USNIC_REL_CNT_RX_DEAD_PEER,
+	USNIC_REL_CNT_RX_BAD_ACK,
+	USNIC_REL_CNT_ACKS_STANDALONE,
+	USNIC_REL_CNT_ACKS_PIGGYBACKED,
+	USNIC_REL_CNT_ACKS_DELAYED,
+	USNIC_REL_CNT_RETX_TIMEOUT,
+	USNIC_REL_CNT_RETX_FAST,
+	USNIC_REL_CNT_PEERS_DEAD,
+	USNIC_REL_CNT_PEER_RESETS,
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -86,9 +104,18 @@ union usnic_rel_sockaddr {
 
 struct usnic_rel_peer {
 	struct hlist_node node;		/* in ep->peer_hash, RCU */
-	struct rcu_head rcu;
+	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
+	struct usnic_rel_conn conn;
+};
+
+/* A send being cut into packets: the kernel's own copy of its SQE. */
+struct usnic_rel_sq_cur {
+	bool active;
+	u32 sent;			/* bytes already given a sequence number */
+	u32 msg_id;
+	struct usnic_rel_sqe sqe;
 };
 
 struct usnic_rel_ep {
@@ -100,7 +127,8 @@ struct usnic_rel_ep {
 	u32 incarnation;
 	u16 family;
 	u16 port;			/* bound port, host order */
-	u32 mtu[USNIC_REL_NR_CHANS];
+	u32 mtu[USNIC_REL_NR_CHANS];	/* DATA payload bytes per packet */
+	u32 max_msg[USNIC_REL_NR_CHANS];
 	u32 rx_buf_size;
 
 	struct mutex tx_lock;		/* send rings, socket use, dead */
@@ -112,6 +140,8 @@ struct usnic_rel_ep {
 	u32 cq_reserved;		/* CQ slots promised to sends (rx_lock) */
 
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
+	struct usnic_rel_sq_cur sq_cur[USNIC_REL_NR_CHANS];	/* tx_lock */
+	bool sq_blocked;		/* a send waits for window space */
 	struct usnic_rel_ring cq;
 	struct usnic_rel_ring rx_free;
 	void *rx_bufs;			/* vmalloc_user, rx_buf_count buffers */
@@ -197,8 +227,22 @@ void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx);
 
 /* send.c */
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
+void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+
+/* ack.c */
+struct usnic_rel_pkt;
+void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		      const struct usnic_rel_pkt *pkt);
+void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
+			struct usnic_rel_pkt *pkt);
+void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			struct usnic_rel_pkt *pkt, u8 type, unsigned int chan);
+size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   unsigned int chan, void *buf, size_t size);
 
 /* receive.c */
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);
+void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep);
 
 #endif /* _USNIC_REL_H */

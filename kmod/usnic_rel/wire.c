@@ -252,7 +252,7 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return USNIC_REL_DROP_BAD_VERSION;
 	if (!usnic_rel_type_valid(h.type))
 		return USNIC_REL_DROP_BAD_TYPE;
-	if (h.channel >= USNIC_REL_NR_CHANNELS)
+	if (h.channel >= USNIC_REL_NR_CHANS)
 		return USNIC_REL_DROP_BAD_CHANNEL;
 	if (h.flags & ~USNIC_REL_F_ALL)
 		return USNIC_REL_DROP_BAD_FLAGS;

@@ -256,7 +256,7 @@ static const struct wt_reject wt_rejects[] = {
 	{ "type_max_plus_1", T_DATA, {{ HDR(type), USNIC_REL_PKT_TYPE_MAX + 1 }},
 	  0, USNIC_REL_DROP_BAD_TYPE },
 	{ "type_255", T_DATA, {{ HDR(type), 255 }}, 0, USNIC_REL_DROP_BAD_TYPE },
-	{ "channel_2", T_DATA, {{ HDR(channel), USNIC_REL_NR_CHANNELS }}, 0,
+	{ "channel_2", T_DATA, {{ HDR(channel), USNIC_REL_NR_CHANS }}, 0,
 	  USNIC_REL_DROP_BAD_CHANNEL },
 	{ "unknown_flag", T_DATA, {{ HDR(flags), USNIC_REL_F_ACK | 0x80 }}, 0,
 	  USNIC_REL_DROP_BAD_FLAGS },

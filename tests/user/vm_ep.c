@@ -175,8 +175,8 @@ static void check_bad_ids(int fd)
 	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* past staging */
 	sqe.user_ctx = 5;
 	sqe.staging_off = 0;
-	sqe.len = ep.info.mtu[USNIC_REL_CHAN_CMD] + 1;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* over the MTU */
+	sqe.len = ep.info.max_msg[USNIC_REL_CHAN_CMD] + 1;
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* over the maximum */
 	sqe.user_ctx = 6;
 	sqe.len = 8;
 	sqe.reserved1 = 1;
