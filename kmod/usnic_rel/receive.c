@@ -276,7 +276,8 @@ static bool usnic_rel_rx_incarnation(struct usnic_rel_ep *ep,
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
-	if (pkt->src_incarnation == conn->prev_incarnation) {
+	if (!pkt->src_incarnation ||
+	    pkt->src_incarnation == conn->prev_incarnation) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
 		return false;
 	}
