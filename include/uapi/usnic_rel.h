@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
 /*
  * usnic_rel: reliable datagrams and emulated RDMA over UDP.
- * The ioctl ABI between /dev/usnic_rel and its userspace library.
+ * The ioctl ABI between /dev/usnic_rel and its userspace library, and the
+ * layout of the rings an endpoint shares with userspace through mmap.
+ *
+ * Every ioctl structure except usnic_rel_abi_info starts with __u32 size
+ * (the caller's sizeof) and __u32 flags. The module accepts a shorter
+ * structure from an older caller (missing fields read as zero) and a longer
+ * one from a newer caller as long as the bytes it does not know are zero;
+ * it writes back at most @size bytes. The size bits of the ioctl number are
+ * ignored for the same reason. Fields named reserved must be zero.
  */
 #ifndef _UAPI_USNIC_REL_H
 #define _UAPI_USNIC_REL_H
@@ -13,7 +21,7 @@
  * Bumped on any incompatible change of this header or of the ring layouts.
  * The library refuses to run against a module with another version.
  */
-#define USNIC_REL_ABI_VERSION	1
+#define USNIC_REL_ABI_VERSION	3
 
 #define USNIC_REL_DEVICE_NAME	"usnic_rel"
 
@@ -23,7 +31,212 @@ struct usnic_rel_abi_info {
 	__u64 reserved[3];	/* out: zero */
 };
 
+/* Channels: each has its own send ring, MTU and (later) sequence space. */
+enum {
+	USNIC_REL_CHAN_CMD = 0,		/* priority, small MTU */
+	USNIC_REL_CHAN_DATA = 1,	/* bulk, MTU from the netdev */
+	USNIC_REL_NR_CHANS
+};
+
+/* An IPv4 or IPv6 address and UDP port. */
+struct usnic_rel_addr {
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__u16 port;		/* UDP port, host byte order */
+	__u32 reserved;		/* zero */
+	__u8 addr[16];		/* IPv4: first 4 bytes, rest zero; IPv6: all */
+};
+
+/*
+ * mmap'd regions of an endpoint. Map each whole region at the offset
+ * CREATE_EP returns for it in region[].offset.
+ */
+enum {
+	USNIC_REL_REGION_SQ_CMD = 0,	/* send ring of the command channel */
+	USNIC_REL_REGION_SQ_DATA = 1,	/* send ring of the data channel */
+	USNIC_REL_REGION_CQ = 2,	/* completion ring */
+	USNIC_REL_REGION_RX_FREE = 3,	/* ring of free receive buffer indices */
+	USNIC_REL_REGION_RX_BUFS = 4,	/* receive buffers, rx_buf_size each */
+	USNIC_REL_REGION_STAGING = 5,	/* send payloads, placed by userspace */
+	USNIC_REL_NR_REGIONS
+};
+
+/*
+ * Every ring region starts with a header: the consumer's index and the
+ * producer's index on their own cache lines, then the entries at
+ * USNIC_REL_RING_DESC_OFF. Indices run freely and wrap at 2^32; the slot of
+ * index i is i & (entries - 1). Who produces:
+ *   SQ_CMD, SQ_DATA, RX_FREE: userspace writes tail, the kernel writes head.
+ *   CQ: the kernel writes tail, userspace writes head.
+ * Write your index with a release store after filling the entries, read the
+ * other side's with an acquire load.
+ */
+struct usnic_rel_ring_hdr {
+	__u32 head;
+	__u32 pad0[15];
+	__u32 tail;
+	__u32 flags;		/* USNIC_REL_RING_F_*, written by the kernel */
+	__u32 pad1[14];
+};
+
+/*
+ * RX_FREE flags: the kernel ran out of receive buffers while holding packets
+ * it already acknowledged; after returning buffers, ring the doorbell with
+ * USNIC_REL_DB_RX (the doorbell clears the flag).
+ */
+#define USNIC_REL_RING_F_NEED_DOORBELL	(1U << 0)
+
+#define USNIC_REL_RING_HEAD_OFF	0
+#define USNIC_REL_RING_TAIL_OFF	64
+#define USNIC_REL_RING_DESC_OFF	128
+
+struct usnic_rel_region {
+	__u64 offset;		/* out: mmap offset */
+	__u32 size;		/* out: bytes to map */
+	__u32 entries;		/* out: ring slots (power of two), or buffers */
+};
+
+/* Send opcodes (SQE) and completion opcodes (CQE). */
+enum {
+	USNIC_REL_OP_NOP = 0,
+	USNIC_REL_OP_SEND = 1,		/* two-sided message */
+	USNIC_REL_OP_PUT = 2,		/* reserved: RDMA write */
+	USNIC_REL_OP_GET = 3,		/* reserved: RDMA read */
+	USNIC_REL_OP_ATOMIC = 4,	/* reserved: remote atomic */
+	USNIC_REL_OP_RECV = 16,		/* CQE only: a message arrived */
+};
+
+/* SQE flags. */
+#define USNIC_REL_SQE_INLINE	(1U << 0)	/* payload in sqe.inline_data */
+
+#define USNIC_REL_SQE_INLINE_MAX	64
+
+/* A send descriptor: 128 bytes. */
+struct usnic_rel_sqe {
+	__u8 opcode;		/* USNIC_REL_OP_* */
+	__u8 flags;		/* USNIC_REL_SQE_* */
+	__u16 reserved0;	/* zero */
+	__u32 peer;		/* peer handle from AV_INSERT */
+	__u64 user_ctx;		/* returned as is in the completion */
+	__u64 imm;		/* immediate data or tag, delivered with the message */
+	__u32 len;		/* payload bytes */
+	__u32 staging_off;	/* payload offset in the staging area (not INLINE) */
+	__u32 rkey;		/* RDMA: remote key */
+	__u32 reserved1;	/* zero */
+	__u64 remote_off;	/* RDMA: offset in the remote region */
+	__u64 reserved2[2];	/* zero */
+	union {
+		__u8 inline_data[USNIC_REL_SQE_INLINE_MAX];
+		struct {
+			__u64 operand[2];	/* add or compare, swap */
+			__u32 atomic_op;
+			__u32 atomic_size;
+		} atomic;
+	};
+};
+
+/* A completion: 48 bytes. */
+struct usnic_rel_cqe {
+	__u64 user_ctx;		/* send: sqe.user_ctx; receive: zero */
+	__u64 imm;		/* receive: the sender's sqe.imm */
+	__s32 status;		/* 0 or a negative errno */
+	__u32 len;		/* bytes sent or received */
+	__u32 peer;		/* peer handle */
+	__u32 buf;		/* receive: index of the buffer holding the data */
+	__u8 opcode;		/* USNIC_REL_OP_SEND, USNIC_REL_OP_RECV, ... */
+	__u8 channel;		/* USNIC_REL_CHAN_* */
+	__u16 flags;		/* zero */
+	__u32 reserved[3];	/* zero */
+};
+
+/* CREATE_EP: bind an endpoint to a local address and map its rings. */
+struct usnic_rel_create_ep {
+	__u32 size;
+	__u32 flags;			/* in: zero */
+	struct usnic_rel_addr addr;	/* in: local address, port 0 = any; out: port */
+	__u32 sq_entries;		/* in/out: per send ring, 0 = default */
+	__u32 cq_entries;		/* in/out: 0 = default */
+	__u32 rx_bufs;			/* in/out: receive buffers, 0 = default */
+	__u32 staging_size;		/* in/out: staging bytes, 0 = default */
+	__u32 ep_id;			/* out: endpoint id in this open file */
+	__u32 incarnation;		/* out: random, carried on the wire */
+	__u32 mtu[USNIC_REL_NR_CHANS];	/* out: payload bytes per packet */
+	__u32 max_msg[USNIC_REL_NR_CHANS]; /* out: bytes per message */
+	__u32 rx_buf_size;		/* out: bytes per receive buffer */
+	__u32 debug_id;			/* out: debugfs directory ep<debug_id> */
+	struct usnic_rel_region region[USNIC_REL_NR_REGIONS];	/* out */
+	__u64 reserved[4];		/* zero */
+};
+
+struct usnic_rel_destroy_ep {
+	__u32 size;
+	__u32 flags;		/* zero */
+	__u32 ep_id;
+	__u32 reserved;		/* zero */
+};
+
+/* AV_INSERT: a peer address (same family as the endpoint) -> peer handle. */
+struct usnic_rel_av_insert {
+	__u32 size;
+	__u32 flags;			/* zero */
+	__u32 ep_id;
+	__u32 peer;			/* out: handle */
+	struct usnic_rel_addr addr;	/* in: the peer's endpoint */
+	__u64 reserved[2];		/* zero */
+};
+
+struct usnic_rel_av_remove {
+	__u32 size;
+	__u32 flags;		/* zero */
+	__u32 ep_id;
+	__u32 peer;
+};
+
+/* Access rights of a memory registration. */
+#define USNIC_REL_ACCESS_LOCAL_WRITE	(1U << 0)
+#define USNIC_REL_ACCESS_REMOTE_READ	(1U << 1)
+#define USNIC_REL_ACCESS_REMOTE_WRITE	(1U << 2)
+#define USNIC_REL_ACCESS_REMOTE_ATOMIC	(1U << 3)
+#define USNIC_REL_ACCESS_ALL		0xfU
+
+/* REG_MR: pin [addr, addr + length), charged to RLIMIT_MEMLOCK. */
+struct usnic_rel_reg_mr {
+	__u32 size;
+	__u32 flags;		/* zero */
+	__u64 addr;		/* in: user virtual address */
+	__u64 length;		/* in: bytes, non-zero */
+	__u32 access;		/* in: USNIC_REL_ACCESS_* */
+	__u32 rkey;		/* out: random key naming the registration */
+	__u64 reserved[2];	/* zero */
+};
+
+struct usnic_rel_dereg_mr {
+	__u32 size;
+	__u32 flags;		/* zero */
+	__u32 rkey;
+	__u32 reserved;		/* zero */
+};
+
+/* DOORBELL: the kernel consumes the named send rings (command first). */
+#define USNIC_REL_DB_SQ_CMD	(1U << USNIC_REL_CHAN_CMD)
+#define USNIC_REL_DB_SQ_DATA	(1U << USNIC_REL_CHAN_DATA)
+#define USNIC_REL_DB_RX		(1U << 8)	/* receive buffers were returned */
+#define USNIC_REL_DB_ALL	(USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA | USNIC_REL_DB_RX)
+
+struct usnic_rel_doorbell {
+	__u32 size;
+	__u32 flags;		/* zero */
+	__u32 ep_id;
+	__u32 rings;		/* USNIC_REL_DB_*, non-zero */
+};
+
 #define USNIC_REL_IOC_MAGIC	0xB7
 #define USNIC_REL_IOC_GET_ABI	_IOR(USNIC_REL_IOC_MAGIC, 0x00, struct usnic_rel_abi_info)
+#define USNIC_REL_IOC_CREATE_EP	_IOWR(USNIC_REL_IOC_MAGIC, 0x01, struct usnic_rel_create_ep)
+#define USNIC_REL_IOC_DESTROY_EP _IOW(USNIC_REL_IOC_MAGIC, 0x02, struct usnic_rel_destroy_ep)
+#define USNIC_REL_IOC_AV_INSERT	_IOWR(USNIC_REL_IOC_MAGIC, 0x03, struct usnic_rel_av_insert)
+#define USNIC_REL_IOC_AV_REMOVE	_IOW(USNIC_REL_IOC_MAGIC, 0x04, struct usnic_rel_av_remove)
+#define USNIC_REL_IOC_REG_MR	_IOWR(USNIC_REL_IOC_MAGIC, 0x05, struct usnic_rel_reg_mr)
+#define USNIC_REL_IOC_DEREG_MR	_IOW(USNIC_REL_IOC_MAGIC, 0x06, struct usnic_rel_dereg_mr)
+#define USNIC_REL_IOC_DOORBELL	_IOW(USNIC_REL_IOC_MAGIC, 0x07, struct usnic_rel_doorbell)
 
 #endif /* _UAPI_USNIC_REL_H */

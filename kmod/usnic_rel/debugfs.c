@@ -1,12 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * usnic_rel: the debugfs directory that per-endpoint and per-peer files hang from.
+ * usnic_rel: debugfs. /sys/kernel/debug/usnic_rel/ep<N>/counters shows an
+ * endpoint's counters, one "name value" a line; N is CREATE_EP's debug_id.
  */
 #include <linux/debugfs.h>
+#include <linux/seq_file.h>
 
 #include "usnic_rel.h"
 
 struct dentry *usnic_rel_debugfs_root;
+
+static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
+	[USNIC_REL_CNT_TX_PACKETS] = "tx_packets",
+	[USNIC_REL_CNT_TX_BYTES] = "tx_bytes",
+	[USNIC_REL_CNT_TX_ERRORS] = "tx_errors",
+	[USNIC_REL_CNT_RX_PACKETS] = "rx_packets",
+	[USNIC_REL_CNT_RX_BYTES] = "rx_bytes",
+	[USNIC_REL_CNT_RX_NO_BUF] = "rx_no_buf",
+	[USNIC_REL_CNT_RX_BAD_HEADER] = "rx_bad_header",
+	[USNIC_REL_CNT_RX_UNKNOWN_PEER] = "rx_unknown_peer",
+	[USNIC_REL_CNT_RX_CQ_FULL] = "rx_cq_full",
+	[USNIC_REL_CNT_RING_CORRUPT] = "ring_corrupt",
+	[USNIC_REL_CNT_BAD_SQE] = "bad_sqe",
+	[USNIC_REL_CNT_RX_MESSAGES] = "rx_messages",
+	[USNIC_REL_CNT_RX_TOO_BIG] = "rx_too_big",
+	[USNIC_REL_CNT_RX_NO_MEMORY] = "rx_no_memory",
+	[USNIC_REL_CNT_RX_UNSUPPORTED] = "rx_unsupported",
+	[USNIC_REL_CNT_RX_OUT_OF_ORDER] = "rx_out_of_order",
+	[USNIC_REL_CNT_RX_DUPLICATE] = "rx_duplicate",
+	[USNIC_REL_CNT_RX_OUT_OF_WINDOW] = "rx_out_of_window",
+	[USNIC_REL_CNT_RX_STALE] = "rx_stale_incarnation",
+	[USNIC_REL_CNT_RX_DEAD_PEER] = "rx_dead_peer",
+	[USNIC_REL_CNT_RX_BAD_ACK] = "rx_bad_ack",
+	[USNIC_REL_CNT_ACKS_STANDALONE] = "acks_standalone",
+	[USNIC_REL_CNT_ACKS_PIGGYBACKED] = "acks_piggybacked",
+	[USNIC_REL_CNT_ACKS_DELAYED] = "acks_delayed",
+	[USNIC_REL_CNT_RETX_TIMEOUT] = "retx_timeout",
+	[USNIC_REL_CNT_RETX_FAST] = "retx_fast",
+	[USNIC_REL_CNT_PEERS_DEAD] = "peers_dead",
+	[USNIC_REL_CNT_PEER_RESETS] = "peer_resets",
+};
+
+static int usnic_rel_counters_show(struct seq_file *s, void *unused)
+{
+	struct usnic_rel_ep *ep = s->private;
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_COUNTERS; i++)
+		seq_printf(s, "%s %lld\n", usnic_rel_counter_names[i],
+			   (long long)atomic64_read(&ep->counters[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(usnic_rel_counters);
+
+/*
+ * The files are removed before the endpoint's reference is dropped, and
+ * debugfs_remove() waits for readers, so a reader never sees a freed ep.
+ */
+void usnic_rel_debugfs_ep_add(struct usnic_rel_ep *ep)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "ep%u", ep->debug_id);
+	ep->debugfs = debugfs_create_dir(name, usnic_rel_debugfs_root);
+	debugfs_create_file("counters", 0444, ep->debugfs, ep,
+			    &usnic_rel_counters_fops);
+}
+
+void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep)
+{
+	debugfs_remove(ep->debugfs);
+	ep->debugfs = NULL;
+}
 
 void usnic_rel_debugfs_init(void)
 {

@@ -1,12 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * usnic_rel internal declarations shared by the module's files.
+ *
+ * Lifetime and locking, outermost first:
+ *   ctx->lock (mutex)      endpoint create/destroy, AV and MR changes, poll.
+ *   ep->tx_lock (mutex)    consuming the send rings and transmitting; ep->dead.
+ *   ep->rx_lock (spin, BH) consuming the free-buffer ring, producing the CQ.
+ * An endpoint is found in ctx->eps under RCU and pinned with ep->ref; each
+ * mmap of one of its regions holds a reference too, so its rings outlive
+ * DESTROY_EP until munmap. The receive path (encap_rcv, softirq) finds the
+ * endpoint through sk_user_data under RCU; destroy clears it, releases the
+ * socket and waits for a grace period before dropping its reference.
+ * Peers are read under RCU on the receive path and freed with kfree_rcu.
  */
 #ifndef _USNIC_REL_H
 #define _USNIC_REL_H
 
 #include <linux/types.h>
 #include <linux/dcache.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <linux/hashtable.h>
+#include <linux/atomic.h>
+
+#include "../../include/uapi/usnic_rel.h"
+#include "conn.h"
 
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
@@ -20,10 +44,205 @@ extern unsigned int usnic_rel_retry_limit;
 /* Root of /sys/kernel/debug/usnic_rel, or an error pointer when debugfs is off. */
 extern struct dentry *usnic_rel_debugfs_root;
 
+/* An open file of /dev/usnic_rel. */
+struct usnic_rel_ctx {
+	struct mutex lock;		/* see the locking rules above */
+	struct xarray eps;		/* ep_id -> struct usnic_rel_ep */
+	struct xarray mrs;		/* rkey -> struct usnic_rel_mr */
+	wait_queue_head_t wq;		/* woken when a CQE is posted */
+	struct net *net;		/* netns of the opener, referenced */
+};
+
+/* The kernel's view of one shared ring: its own index lives here only. */
+struct usnic_rel_ring {
+	void *mem;			/* vmalloc_user: header then entries */
+	struct usnic_rel_ring_hdr *hdr;
+	void *desc;
+	u32 entries;			/* power of two */
+	u32 entry_size;
+	u32 size;			/* bytes mapped */
+	u32 kidx;			/* head (we consume) or tail (we produce) */
+	bool corrupt;			/* user index was impossible: stopped */
+};
+
+enum usnic_rel_counter {
+	USNIC_REL_CNT_TX_PACKETS,
+	USNIC_REL_CNT_TX_BYTES,
+	USNIC_REL_CNT_TX_ERRORS,
+	USNIC_REL_CNT_RX_PACKETS,
+	USNIC_REL_CNT_RX_BYTES,
+	USNIC_REL_CNT_RX_NO_BUF,
+	USNIC_REL_CNT_RX_BAD_HEADER,
+	USNIC_REL_CNT_RX_UNKNOWN_PEER,
+	USNIC_REL_CNT_RX_CQ_FULL,
+	USNIC_REL_CNT_RING_CORRUPT,
+	USNIC_REL_CNT_BAD_SQE,
+	USNIC_REL_CNT_RX_MESSAGES,
+	USNIC_REL_CNT_RX_TOO_BIG,
+	USNIC_REL_CNT_RX_NO_MEMORY,
+	USNIC_REL_CNT_RX_UNSUPPORTED,
+	USNIC_REL_CNT_RX_OUT_OF_ORDER,
+	USNIC_REL_CNT_RX_DUPLICATE,
+	USNIC_REL_CNT_RX_OUT_OF_WINDOW,
+	USNIC_REL_CNT_RX_STALE,
+	USNIC_REL_CNT_RX_DEAD_PEER,
+	USNIC_REL_CNT_RX_BAD_ACK,
+	USNIC_REL_CNT_ACKS_STANDALONE,
+	USNIC_REL_CNT_ACKS_PIGGYBACKED,
+	USNIC_REL_CNT_ACKS_DELAYED,
+	USNIC_REL_CNT_RETX_TIMEOUT,
+	USNIC_REL_CNT_RETX_FAST,
+	USNIC_REL_CNT_PEERS_DEAD,
+	USNIC_REL_CNT_PEER_RESETS,
+	USNIC_REL_NR_COUNTERS
+};
+
+union usnic_rel_sockaddr {
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
+struct usnic_rel_peer {
+	struct hlist_node node;		/* in ep->peer_hash, RCU */
+	struct usnic_rel_ep *ep;
+	u32 handle;
+	union usnic_rel_sockaddr addr;
+	struct usnic_rel_conn conn;
+};
+
+/* A send being cut into packets: the kernel's own copy of its SQE. */
+struct usnic_rel_sq_cur {
+	bool active;
+	u32 sent;			/* bytes already given a sequence number */
+	u32 msg_id;
+	struct usnic_rel_sqe sqe;
+};
+
+struct usnic_rel_ep {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct usnic_rel_ctx *ctx;
+	u32 id;
+	u32 debug_id;
+	u32 incarnation;
+	u16 family;
+	u16 port;			/* bound port, host order */
+	u32 mtu[USNIC_REL_NR_CHANS];	/* DATA payload bytes per packet */
+	u32 max_msg[USNIC_REL_NR_CHANS];
+	u32 rx_buf_size;
+
+	struct mutex tx_lock;		/* send rings, socket use, dead */
+	bool dead;			/* destroyed: no more sends (tx_lock) */
+	struct socket *sock;		/* NULL once released (tx_lock) */
+	struct net *net;		/* ctx->net, referenced by the context */
+
+	spinlock_t rx_lock;		/* free ring, CQ, cq_reserved */
+	u32 cq_reserved;		/* CQ slots promised to sends (rx_lock) */
+
+	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
+	struct usnic_rel_sq_cur sq_cur[USNIC_REL_NR_CHANS];	/* tx_lock */
+	bool sq_blocked;		/* a send waits for window space */
+	struct usnic_rel_ring cq;
+	struct usnic_rel_ring rx_free;
+	void *rx_bufs;			/* vmalloc_user, rx_buf_count buffers */
+	u32 rx_buf_count;
+	u32 rx_bufs_size;
+	void *staging;			/* vmalloc_user, user-written payloads */
+	u32 staging_size;
+
+	struct xarray peers;		/* handle -> peer; changes under ctx->lock */
+	DECLARE_HASHTABLE(peer_hash, 8);	/* by address, RCU */
+
+	atomic64_t counters[USNIC_REL_NR_COUNTERS];
+	struct dentry *debugfs;
+};
+
+/* A memory registration. */
+struct usnic_rel_mr {
+	u64 addr;
+	u64 length;
+	u32 access;
+	u32 rkey;
+	unsigned long npages;
+	struct page **pages;
+	struct mm_struct *mm;		/* charged via pinned_vm, mmgrab'd */
+};
+
+static inline void usnic_rel_count(struct usnic_rel_ep *ep,
+				   enum usnic_rel_counter c, u64 n)
+{
+	atomic64_add(n, &ep->counters[c]);
+}
+
 int usnic_rel_chardev_init(void);
 void usnic_rel_chardev_exit(void);
 
 void usnic_rel_debugfs_init(void);
 void usnic_rel_debugfs_exit(void);
+void usnic_rel_debugfs_ep_add(struct usnic_rel_ep *ep);
+void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep);
+
+/* ep.c */
+int usnic_rel_ep_create(struct usnic_rel_ctx *ctx,
+			struct usnic_rel_create_ep *arg);
+int usnic_rel_ep_destroy(struct usnic_rel_ctx *ctx, u32 ep_id);
+void usnic_rel_ep_destroy_all(struct usnic_rel_ctx *ctx);
+struct usnic_rel_ep *usnic_rel_ep_get(struct usnic_rel_ctx *ctx, u32 ep_id);
+void usnic_rel_ep_put(struct usnic_rel_ep *ep);
+int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma);
+bool usnic_rel_ep_readable(struct usnic_rel_ep *ep);
+
+/* ring.c */
+int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
+			 u32 entry_size);
+void usnic_rel_ring_free(struct usnic_rel_ring *ring);
+u32 usnic_rel_ring_avail(struct usnic_rel_ep *ep, struct usnic_rel_ring *ring);
+u32 usnic_rel_cq_space(struct usnic_rel_ep *ep);
+void usnic_rel_cq_post(struct usnic_rel_ep *ep, const struct usnic_rel_cqe *cqe);
+
+/* socket.c */
+int usnic_rel_socket_open(struct usnic_rel_ep *ep,
+			  const struct usnic_rel_addr *addr);
+void usnic_rel_socket_close(struct usnic_rel_ep *ep);
+u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr);
+int usnic_rel_socket_send(struct usnic_rel_ep *ep,
+			  const union usnic_rel_sockaddr *to,
+			  const void *hdr, size_t hdr_len,
+			  const void *payload, size_t len);
+
+/* peer.c */
+int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg);
+int usnic_rel_av_remove(struct usnic_rel_ep *ep, u32 handle);
+void usnic_rel_av_destroy(struct usnic_rel_ep *ep);
+struct usnic_rel_peer *usnic_rel_peer_lookup_v4(struct usnic_rel_ep *ep,
+						__be32 addr, __be16 port);
+struct usnic_rel_peer *usnic_rel_peer_lookup_v6(struct usnic_rel_ep *ep,
+						const struct in6_addr *addr,
+						__be16 port);
+
+/* mr.c */
+int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *arg);
+int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u32 rkey);
+void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx);
+
+/* send.c */
+int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
+void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+
+/* ack.c */
+struct usnic_rel_pkt;
+void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		      const struct usnic_rel_pkt *pkt);
+void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
+			struct usnic_rel_pkt *pkt);
+void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			struct usnic_rel_pkt *pkt, u8 type, unsigned int chan);
+size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   unsigned int chan, void *buf, size_t size);
+
+/* receive.c */
+int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);
+void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep);
 
 #endif /* _USNIC_REL_H */

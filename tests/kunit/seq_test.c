@@ -65,4 +65,6 @@ static struct kunit_suite usnic_rel_seq_suite = {
 kunit_test_suite(usnic_rel_seq_suite);
 
 MODULE_LICENSE("GPL");
+/* The core exports its symbols to this namespace only in KUnit builds. */
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests for usnic_rel's protocol core");

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * usnic_rel: the wire format, carried in UDP datagrams between endpoints.
+ *
+ * Every datagram is exactly:
+ *
+ *	struct usnic_rel_hdr | type header (fixed size per type) | payload
+ *
+ * and its UDP payload length must equal the sum of the three; anything else
+ * is dropped. All multi-byte fields are big-endian. Every field sits at its
+ * natural alignment so no structure needs packing, and every reserved field
+ * must be zero on the wire (receivers drop the packet otherwise, which keeps
+ * them free for a later version).
+ *
+ * Reliability is per (sender incarnation, receiver incarnation, channel):
+ * each direction of each channel has its own 32-bit sequence space starting
+ * at 0 for a new incarnation and compared only by signed difference. Every
+ * type except USNIC_REL_PKT_ACK consumes one sequence number and is delivered
+ * in order exactly once. Any packet may piggy-back the acknowledgment of the
+ * reverse direction of its channel (USNIC_REL_F_ACK).
+ */
+#ifndef _UAPI_USNIC_REL_WIRE_H
+#define _UAPI_USNIC_REL_WIRE_H
+
+#include <linux/types.h>
+
+/* USNIC_REL_CHAN_*: the channels, shared with the ioctl ABI. */
+#include "usnic_rel.h"
+
+/* "USRL": first four bytes of every packet. */
+#define USNIC_REL_WIRE_MAGIC		0x5553524cU
+/* Bumped on any incompatible change; receivers drop other versions. */
+#define USNIC_REL_WIRE_VERSION		1
+
+/* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
+#define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
+/*
+ * Largest two-sided message (USNIC_REL_PKT_DATA). Bigger transfers go by
+ * rendezvous over RDMA GET, which needs no reassembly buffer in the kernel.
+ */
+#define USNIC_REL_WIRE_MAX_MSG		0x100000U	/* 1 MiB */
+/* Largest single PUT or GET operation. */
+#define USNIC_REL_WIRE_MAX_RDMA		0x40000000U	/* 1 GiB */
+/* Bits in the selective-ACK bitmap. */
+#define USNIC_REL_WIRE_SACK_BITS	64
+
+enum usnic_rel_pkt_type {
+	USNIC_REL_PKT_DATA		= 1,	/* message fragment */
+	USNIC_REL_PKT_ACK		= 2,	/* standalone ACK, no sequence */
+	USNIC_REL_PKT_PUT		= 3,	/* RDMA write fragment */
+	USNIC_REL_PKT_GET_REQ		= 4,	/* RDMA read request */
+	USNIC_REL_PKT_GET_RESP		= 5,	/* RDMA read data fragment */
+	USNIC_REL_PKT_ATOMIC_REQ	= 6,	/* remote atomic request */
+	USNIC_REL_PKT_ATOMIC_RESP	= 7,	/* remote atomic result */
+	USNIC_REL_PKT_STATUS		= 8,	/* completion status / NAK */
+	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_STATUS,
+};
+
+
+/* usnic_rel_hdr.flags */
+#define USNIC_REL_F_ACK		0x01	/* ack and sack are valid */
+#define USNIC_REL_F_ACK_REQ	0x02	/* please acknowledge at once */
+#define USNIC_REL_F_ALL		(USNIC_REL_F_ACK | USNIC_REL_F_ACK_REQ)
+
+/**
+ * struct usnic_rel_hdr - common header of every packet (40 bytes)
+ * @magic: USNIC_REL_WIRE_MAGIC.
+ * @version: USNIC_REL_WIRE_VERSION.
+ * @type: enum usnic_rel_pkt_type; selects the type header that follows.
+ * @channel: USNIC_REL_CHAN_*, below USNIC_REL_NR_CHANS; selects the
+ *	sequence space.
+ * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
+ *	carry USNIC_REL_F_ACK.
+ * @src_incarnation: random non-zero number drawn by the sending endpoint at
+ *	creation. A new value means the peer restarted: its state is reset.
+ * @dst_incarnation: the receiver's incarnation as the sender knows it, or 0
+ *	before the sender has heard from the receiver. A packet naming an older
+ *	incarnation of the receiver is dropped.
+ * @seq: sequence number of this packet in (sender, channel). In a standalone
+ *	ACK it is the sender's next sequence number and is only informational.
+ * @ack: cumulative ACK for the reverse direction of @channel: every sequence
+ *	number before @ack was received. Only valid with USNIC_REL_F_ACK.
+ * @payload_len: bytes after the type header, at most
+ *	USNIC_REL_WIRE_MAX_PAYLOAD.
+ * @reserved: zero.
+ * @sack: selective ACK: bit i (LSB first) set means @ack + 1 + i was
+ *	received. @ack itself is missing by definition. Only valid with
+ *	USNIC_REL_F_ACK; bits naming sequences the receiver never sent make
+ *	the whole acknowledgment invalid.
+ */
+struct usnic_rel_hdr {
+	__be32 magic;
+	__u8 version;
+	__u8 type;
+	__u8 channel;
+	__u8 flags;
+	__be32 src_incarnation;
+	__be32 dst_incarnation;
+	__be32 seq;
+	__be32 ack;
+	__be16 payload_len;
+	__be16 reserved;
+	__be32 reserved2;
+	__be64 sack;
+};
+
+/**
+ * struct usnic_rel_data_hdr - USNIC_REL_PKT_DATA: one fragment of a message
+ *	(24 bytes)
+ * @msg_id: sender-chosen id, unique among the sender's incomplete messages
+ *	on this channel.
+ * @frag_offset: offset of the payload in the message.
+ * @msg_len: length of the whole message, the same in every fragment, at most
+ *	USNIC_REL_WIRE_MAX_MSG. @frag_offset + payload_len <= @msg_len, and a
+ *	fragment is never empty unless the message is.
+ * @reserved: zero.
+ * @imm: opaque 64-bit immediate (the library's match bits), the same in every
+ *	fragment and handed to the receiver with the completion.
+ */
+struct usnic_rel_data_hdr {
+	__be32 msg_id;
+	__be32 frag_offset;
+	__be32 msg_len;
+	__be32 reserved;
+	__be64 imm;
+};
+
+/**
+ * struct usnic_rel_put_hdr - USNIC_REL_PKT_PUT: one fragment of an RDMA write
+ *	(32 bytes)
+ * @rkey: key of the target's memory registration.
+ * @offset: byte offset of this fragment's payload in that registration
+ *	(never a virtual address). @offset + payload_len must not wrap.
+ * @op_id: initiator's operation id, echoed in USNIC_REL_PKT_STATUS.
+ * @frag_offset: offset of the payload in the operation.
+ * @op_len: length of the whole operation, at most USNIC_REL_WIRE_MAX_RDMA;
+ *	@frag_offset + payload_len <= @op_len.
+ * @reserved: zero.
+ *
+ * The target answers with one USNIC_REL_PKT_STATUS: an error for the first
+ * fragment it refuses, or USNIC_REL_ST_OK after the last fragment
+ * (@frag_offset + payload_len == @op_len). Fragments of one operation travel
+ * on one channel, so they reach the target in order.
+ */
+struct usnic_rel_put_hdr {
+	__be64 rkey;
+	__be64 offset;
+	__be32 op_id;
+	__be32 frag_offset;
+	__be32 op_len;
+	__be32 reserved;
+};
+
+/**
+ * struct usnic_rel_get_req_hdr - USNIC_REL_PKT_GET_REQ: RDMA read request,
+ *	no payload (24 bytes)
+ * @rkey: key of the target's memory registration.
+ * @offset: byte offset of the first byte to read in that registration;
+ *	@offset + @length must not wrap.
+ * @op_id: initiator's operation id, echoed in the response.
+ * @length: bytes to read, 1..USNIC_REL_WIRE_MAX_RDMA.
+ *
+ * The target answers with GET_RESP fragments on the same channel, or with one
+ * USNIC_REL_PKT_STATUS error.
+ */
+struct usnic_rel_get_req_hdr {
+	__be64 rkey;
+	__be64 offset;
+	__be32 op_id;
+	__be32 length;
+};
+
+/**
+ * struct usnic_rel_get_resp_hdr - USNIC_REL_PKT_GET_RESP: one fragment of read
+ *	data (16 bytes)
+ * @op_id: op_id of the request.
+ * @frag_offset: offset of the payload in the operation.
+ * @op_len: length of the request; @frag_offset + payload_len <= @op_len.
+ * @reserved: zero.
+ */
+struct usnic_rel_get_resp_hdr {
+	__be32 op_id;
+	__be32 frag_offset;
+	__be32 op_len;
+	__be32 reserved;
+};
+
+enum usnic_rel_atomic_op {
+	USNIC_REL_ATOMIC_FADD	= 1,	/* *p += operand, returns old */
+	USNIC_REL_ATOMIC_CAS	= 2,	/* if *p == compare: *p = operand; old */
+	USNIC_REL_ATOMIC_SWAP	= 3,	/* *p = operand, returns old */
+};
+
+/**
+ * struct usnic_rel_atomic_req_hdr - USNIC_REL_PKT_ATOMIC_REQ, no payload
+ *	(40 bytes)
+ * @rkey: key of the target's memory registration.
+ * @offset: offset of the operand in the registration, a multiple of @size.
+ * @op_id: initiator's operation id, echoed in the response.
+ * @op: enum usnic_rel_atomic_op.
+ * @size: operand width in bytes, 4 or 8.
+ * @reserved: zero.
+ * @operand: value to add or to store; below 2^32 when @size is 4.
+ * @compare: CAS only, the expected value (below 2^32 when @size is 4);
+ *	zero for other ops.
+ *
+ * The target answers with ATOMIC_RESP or one USNIC_REL_PKT_STATUS error.
+ */
+struct usnic_rel_atomic_req_hdr {
+	__be64 rkey;
+	__be64 offset;
+	__be32 op_id;
+	__u8 op;
+	__u8 size;
+	__be16 reserved;
+	__be64 operand;
+	__be64 compare;
+};
+
+/**
+ * struct usnic_rel_atomic_resp_hdr - USNIC_REL_PKT_ATOMIC_RESP, no payload
+ *	(16 bytes)
+ * @op_id: op_id of the request.
+ * @reserved: zero.
+ * @old: the value before the operation (zero-extended when 32-bit).
+ */
+struct usnic_rel_atomic_resp_hdr {
+	__be32 op_id;
+	__be32 reserved;
+	__be64 old;
+};
+
+enum usnic_rel_wire_status {
+	USNIC_REL_ST_OK			= 0,	/* PUT applied in full */
+	USNIC_REL_ST_BAD_RKEY		= 1,	/* no such registration */
+	USNIC_REL_ST_OUT_OF_BOUNDS	= 2,	/* range outside registration */
+	USNIC_REL_ST_ACCESS		= 3,	/* registration forbids it */
+	USNIC_REL_ST_UNALIGNED		= 4,	/* misaligned atomic operand */
+	USNIC_REL_ST_NO_RESOURCES	= 5,	/* target out of memory */
+	USNIC_REL_ST_MAX		= USNIC_REL_ST_NO_RESOURCES,
+};
+
+/**
+ * struct usnic_rel_status_hdr - USNIC_REL_PKT_STATUS: outcome of a one-sided
+ *	operation; an error status is a NAK (8 bytes)
+ * @op_id: op_id of the operation.
+ * @status: enum usnic_rel_wire_status.
+ * @req_type: type of the packet answered (PUT, GET_REQ or ATOMIC_REQ).
+ * @reserved: zero.
+ */
+struct usnic_rel_status_hdr {
+	__be32 op_id;
+	__be16 status;
+	__u8 req_type;
+	__u8 reserved;
+};
+
+#endif /* _UAPI_USNIC_REL_WIRE_H */

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: acknowledgments. Incoming ones move the send window, complete
+ * sends and feed the RTO estimator; outgoing ones are piggy-backed on any
+ * packet of the same channel, or sent alone when the delayed-ACK timer or
+ * the receive window says so.
+ */
+#include <linux/ktime.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+#include "wire.h"
+
+/*
+ * Process the ACK fields of a packet from @peer. Caller holds conn->lock and
+ * has checked the incarnations.
+ */
+void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		      const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[pkt->channel];
+	struct usnic_rel_ack_result res;
+	enum usnic_rel_ack_verdict v;
+
+	v = usnic_rel_txwin_ack(&c->tx, pkt->ack, pkt->sack,
+				pkt->type == USNIC_REL_PKT_ACK, ktime_get_ns(),
+				&res);
+	if (v == USNIC_REL_ACK_STALE || v == USNIC_REL_ACK_FORGED) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_ACK, 1);
+		return;
+	}
+	if (res.freed) {
+		usnic_rel_conn_complete(ep, peer, pkt->channel, res.freed_from,
+					res.freed);
+		usnic_rel_rto_progress(&conn->rto);
+		if (res.rtt_ns >= 0)
+			usnic_rel_rto_sample(&conn->rto,
+					     div_u64(res.rtt_ns, NSEC_PER_USEC));
+		/* Room in the window: resume a send ring that waited for it. */
+		if (READ_ONCE(ep->sq_blocked))
+			usnic_rel_tx_work_kick(peer);
+	}
+	if (res.fast_retransmit) {
+		c->retx_pending = true;
+		usnic_rel_tx_work_kick(peer);
+	}
+	usnic_rel_rtx_timer_arm(peer, res.freed);
+}
+
+/* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */
+void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
+			struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	int i;
+
+	if (c->ack_pending && pkt->type != USNIC_REL_PKT_ACK)
+		usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_PIGGYBACKED, 1);
+	pkt->flags |= USNIC_REL_F_ACK;
+	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	usnic_rel_rxwin_ack_sent(&c->rx);
+	c->ack_pending = false;
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (conn->chan[i].ack_pending)
+			return;
+	hrtimer_try_to_cancel(&conn->ack_timer);
+}
+
+/* The common header fields of a packet from @ep to @peer on @chan. */
+void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			struct usnic_rel_pkt *pkt, u8 type, unsigned int chan)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = type;
+	pkt->channel = chan;
+	pkt->src_incarnation = ep->incarnation;
+	pkt->dst_incarnation = peer->conn.remote_incarnation;
+}
+
+/*
+ * Build the standalone ACK owed on @chan into @buf. Caller holds conn->lock.
+ * Returns its length.
+ */
+size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   unsigned int chan, void *buf, size_t size)
+{
+	struct usnic_rel_pkt pkt;
+
+	usnic_rel_pkt_init(ep, peer, &pkt, USNIC_REL_PKT_ACK, chan);
+	/* Informational: the receiver must not take it for a sequence. */
+	pkt.seq = peer->conn.chan[chan].tx.next;
+	usnic_rel_ack_fill(peer, chan, &pkt);
+	return usnic_rel_wire_build(buf, size, &pkt);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: lifetime of the reliable connection to a peer, and what happens
+ * to outstanding sends when it ends: they complete, successfully once the
+ * peer acknowledged them, or with an error when it died or went away.
+ */
+#include <linux/slab.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+
+struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp)
+{
+	struct usnic_rel_txbuf *b = kmalloc(struct_size(b, data, len), gfp);
+
+	if (!b)
+		return NULL;
+	refcount_set(&b->ref, 1);
+	b->len = len;
+	b->completes = false;
+	return b;
+}
+
+static void usnic_rel_chan_conn_free(struct usnic_rel_chan_conn *c)
+{
+	u32 i;
+
+	if (c->txbuf) {
+		for (i = 0; i < c->tx.size; i++)
+			usnic_rel_txbuf_put(c->txbuf[i]);
+		kvfree(c->txbuf);
+		c->txbuf = NULL;
+	}
+	if (c->held) {
+		for (i = 0; i < c->rx.size; i++)
+			kfree_skb(c->held[i]);
+		kvfree(c->held);
+		c->held = NULL;
+	}
+	__skb_queue_purge(&c->backlog);
+	usnic_rel_txwin_destroy(&c->tx);
+	usnic_rel_rxwin_destroy(&c->rx);
+}
+
+int usnic_rel_conn_init(struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	u32 size = usnic_rel_send_window;
+	int i, ret;
+
+	spin_lock_init(&conn->lock);
+	conn->state = USNIC_REL_CONN_ACTIVE;
+	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
+			   usnic_rel_rto_max_us);
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		struct usnic_rel_chan_conn *c = &conn->chan[i];
+
+		__skb_queue_head_init(&c->backlog);
+		ret = usnic_rel_txwin_init(&c->tx, size, 0, GFP_KERNEL_ACCOUNT);
+		if (ret)
+			goto err;
+		ret = usnic_rel_rxwin_init(&c->rx, size, 0, usnic_rel_ack_every,
+					   GFP_KERNEL_ACCOUNT);
+		if (ret)
+			goto err;
+		c->txbuf = kvcalloc(size, sizeof(*c->txbuf), GFP_KERNEL_ACCOUNT);
+		c->held = kvcalloc(size, sizeof(*c->held), GFP_KERNEL_ACCOUNT);
+		if (!c->txbuf || !c->held) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	usnic_rel_timers_init(peer);
+	return 0;
+err:
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		usnic_rel_chan_conn_free(&conn->chan[i]);
+	return ret;
+}
+
+/*
+ * Stop the timers and the work for good. After this nothing but the caller
+ * touches the connection, except receivers still inside an RCU section,
+ * which see the REMOVED state and leave.
+ */
+void usnic_rel_conn_shutdown(struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	spin_lock_bh(&conn->lock);
+	conn->state = USNIC_REL_CONN_REMOVED;
+	spin_unlock_bh(&conn->lock);
+	/* The state stops each of them from arming the others again. */
+	timer_shutdown_sync(&conn->rtx_timer);
+	hrtimer_cancel(&conn->ack_timer);
+	cancel_work_sync(&conn->tx_work);
+}
+
+void usnic_rel_conn_free(struct usnic_rel_peer *peer)
+{
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		usnic_rel_chan_conn_free(&peer->conn.chan[i]);
+}
+
+/* Post the completion of a send, releasing the CQ slot reserved for it. */
+static void usnic_rel_conn_post(struct usnic_rel_ep *ep,
+				struct usnic_rel_txbuf *b, int status)
+{
+	b->cqe.status = status;
+	if (status)
+		b->cqe.len = 0;
+	spin_lock(&ep->rx_lock);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, &b->cqe);
+	spin_unlock(&ep->rx_lock);
+}
+
+/*
+ * Sequences [from, from + count) of @chan were acknowledged: drop their
+ * copies and complete the sends they ended. Caller holds conn->lock.
+ */
+void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			     unsigned int chan, u32 from, u32 count)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
+	bool posted = false;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		u32 slot = usnic_rel_txwin_slot(&c->tx, from + i);
+		struct usnic_rel_txbuf *b = c->txbuf[slot];
+
+		c->txbuf[slot] = NULL;
+		if (!b)
+			continue;
+		if (b->completes) {
+			usnic_rel_conn_post(ep, b, 0);
+			posted = true;
+		}
+		usnic_rel_txbuf_put(b);
+	}
+	if (posted)
+		wake_up_interruptible(&ep->ctx->wq);
+}
+
+/*
+ * Complete every outstanding send with @status, hand a partly received
+ * message's buffer back to userspace, forget the held packets and start
+ * both directions of every channel afresh. Caller holds conn->lock.
+ */
+void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			     int status)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	int i;
+	u32 s;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		struct usnic_rel_chan_conn *c = &conn->chan[i];
+
+		for (s = c->tx.una; s != c->tx.next; s++) {
+			u32 slot = usnic_rel_txwin_slot(&c->tx, s);
+			struct usnic_rel_txbuf *b = c->txbuf[slot];
+
+			c->txbuf[slot] = NULL;
+			if (b && b->completes)
+				usnic_rel_conn_post(ep, b, status);
+			usnic_rel_txbuf_put(b);
+		}
+		usnic_rel_txwin_reset(&c->tx, 0);
+		if (c->msg.active) {
+			struct usnic_rel_cqe cqe = {
+				.status = status,
+				.opcode = USNIC_REL_OP_RECV,
+				.channel = i,
+				.peer = peer->handle,
+				.buf = c->msg.buf,
+			};
+
+			spin_lock(&ep->rx_lock);
+			ep->cq_reserved--;
+			usnic_rel_cq_post(ep, &cqe);
+			spin_unlock(&ep->rx_lock);
+			c->msg.active = false;
+		}
+		for (s = 0; s < c->rx.size; s++) {
+			kfree_skb(c->held[s]);
+			c->held[s] = NULL;
+		}
+		__skb_queue_purge(&c->backlog);
+		usnic_rel_rxwin_reset(&c->rx, 0);
+		c->ack_pending = false;
+		c->retx_pending = false;
+		c->retx_all = false;
+	}
+	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
+			   usnic_rel_rto_max_us);
+	wake_up_interruptible(&ep->ctx->wq);
+}
+
+/*
+ * The peer restarted (a new incarnation): what was in flight to its old life
+ * is lost. Caller holds conn->lock.
+ */
+void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			  u32 incarnation)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	usnic_rel_conn_fail_all(ep, peer, -ECONNRESET);
+	conn->prev_incarnation = conn->remote_incarnation;
+	conn->remote_incarnation = incarnation;
+	conn->state = USNIC_REL_CONN_ACTIVE;
+	usnic_rel_count(ep, USNIC_REL_CNT_PEER_RESETS, 1);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: the reliable connection to one peer: per channel a send window
+ * holding copies of the packets in flight and a receive window holding the
+ * packets that arrived out of order; one retransmit timer, one delayed-ACK
+ * timer and one work item that transmits from process context.
+ *
+ * Locking: conn->lock (spin, BH) protects everything here. It nests inside
+ * ep->tx_lock and outside ep->rx_lock. Packets are built under the lock and
+ * transmitted after it is dropped, always under ep->tx_lock.
+ */
+#ifndef _USNIC_REL_CONN_H
+#define _USNIC_REL_CONN_H
+
+#include <linux/hrtimer.h>
+#include <linux/refcount.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+
+#include "rto.h"
+#include "rxwin.h"
+#include "txwin.h"
+#include "../../include/uapi/usnic_rel.h"
+
+struct usnic_rel_ep;
+struct usnic_rel_peer;
+
+/*
+ * One packet as it goes on the wire, kept until acknowledged so that it can
+ * be sent again. The last packet of a send carries its completion.
+ */
+struct usnic_rel_txbuf {
+	refcount_t ref;
+	u32 len;
+	bool completes;			/* post @cqe once acknowledged */
+	struct usnic_rel_cqe cqe;
+	u8 data[];
+};
+
+/* A message being received: fragments arrive in order into one buffer. */
+struct usnic_rel_rx_msg {
+	bool active;
+	u32 buf;			/* receive buffer index */
+	u32 msg_id;
+	u32 msg_len;
+	u32 received;
+	u64 imm;
+};
+
+struct usnic_rel_chan_conn {
+	struct usnic_rel_txwin tx;
+	struct usnic_rel_txbuf **txbuf;	/* by usnic_rel_txwin_slot() */
+	struct usnic_rel_rxwin rx;
+	struct sk_buff **held;		/* out of order, by usnic_rel_rxwin_slot() */
+	struct sk_buff_head backlog;	/* in order, waiting for a buffer */
+	struct usnic_rel_rx_msg msg;
+	u32 next_msg_id;
+	bool ack_pending;		/* an ACK is owed for this channel */
+	bool retx_pending;		/* holes to resend (fast retransmit) */
+	bool retx_all;			/* resend all unacked (timeout) */
+};
+
+/* Why the connection stopped; outstanding sends complete with this error. */
+enum usnic_rel_conn_state {
+	USNIC_REL_CONN_ACTIVE,
+	USNIC_REL_CONN_DEAD,		/* retry limit reached: -ETIMEDOUT */
+	USNIC_REL_CONN_REMOVED,		/* AV_REMOVE or endpoint teardown */
+};
+
+struct usnic_rel_conn {
+	spinlock_t lock;
+	enum usnic_rel_conn_state state;
+	u32 remote_incarnation;		/* 0 until heard from */
+	u32 prev_incarnation;		/* the one before a restart: stale */
+	struct usnic_rel_rto rto;
+	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
+	struct timer_list rtx_timer;
+	struct hrtimer ack_timer;
+	struct work_struct tx_work;
+};
+
+int usnic_rel_conn_init(struct usnic_rel_peer *peer);
+void usnic_rel_conn_shutdown(struct usnic_rel_peer *peer);
+void usnic_rel_conn_free(struct usnic_rel_peer *peer);
+void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			     int status);
+void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			  u32 incarnation);
+void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			     unsigned int chan, u32 from, u32 count);
+
+struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp);
+static inline void usnic_rel_txbuf_put(struct usnic_rel_txbuf *b)
+{
+	if (b && refcount_dec_and_test(&b->ref))
+		kfree(b);
+}
+
+/* timers.c */
+void usnic_rel_timers_init(struct usnic_rel_peer *peer);
+void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart);
+void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
+			    bool now);
+void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer);
+
+#endif /* _USNIC_REL_CONN_H */

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: the address vector of an endpoint. Userspace names a peer by a
+ * small handle; the receive path finds the peer by source address under RCU.
+ * The peer's incarnation is learned from its packets, not from userspace.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jhash.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+
+#include "usnic_rel.h"
+
+/* Handles start at 1 so that a zeroed SQE never names a peer. */
+#define USNIC_REL_MAX_PEERS	65535
+
+static u32 usnic_rel_peer_hash_v4(__be32 addr, __be16 port)
+{
+	return jhash_2words((__force u32)addr, (__force u32)port, 0);
+}
+
+static u32 usnic_rel_peer_hash_v6(const struct in6_addr *addr, __be16 port)
+{
+	return jhash2(addr->s6_addr32, 4, (__force u32)port);
+}
+
+struct usnic_rel_peer *usnic_rel_peer_lookup_v4(struct usnic_rel_ep *ep,
+						__be32 addr, __be16 port)
+{
+	struct usnic_rel_peer *peer;
+
+	hash_for_each_possible_rcu(ep->peer_hash, peer, node,
+				   usnic_rel_peer_hash_v4(addr, port)) {
+		if (peer->addr.v4.sin_addr.s_addr == addr &&
+		    peer->addr.v4.sin_port == port)
+			return peer;
+	}
+	return NULL;
+}
+
+struct usnic_rel_peer *usnic_rel_peer_lookup_v6(struct usnic_rel_ep *ep,
+						const struct in6_addr *addr,
+						__be16 port)
+{
+	struct usnic_rel_peer *peer;
+
+	hash_for_each_possible_rcu(ep->peer_hash, peer, node,
+				   usnic_rel_peer_hash_v6(addr, port)) {
+		if (ipv6_addr_equal(&peer->addr.v6.sin6_addr, addr) &&
+		    peer->addr.v6.sin6_port == port)
+			return peer;
+	}
+	return NULL;
+}
+
+/* Caller holds ctx->lock, which serialises every AV change. */
+int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg)
+{
+	const struct usnic_rel_addr *a = &arg->addr;
+	struct usnic_rel_peer *peer, *dup;
+	u32 hash, handle;
+	int ret;
+
+	if (a->family != ep->family || a->reserved || !a->port)
+		return -EINVAL;
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL_ACCOUNT);
+	if (!peer)
+		return -ENOMEM;
+	peer->ep = ep;
+	ret = usnic_rel_conn_init(peer);
+	if (ret) {
+		kfree(peer);
+		return ret;
+	}
+	if (a->family == AF_INET) {
+		peer->addr.v4.sin_family = AF_INET;
+		peer->addr.v4.sin_port = htons(a->port);
+		memcpy(&peer->addr.v4.sin_addr, a->addr, 4);
+		if (memchr_inv(a->addr + 4, 0, sizeof(a->addr) - 4) ||
+		    ipv4_is_multicast(peer->addr.v4.sin_addr.s_addr) ||
+		    ipv4_is_lbcast(peer->addr.v4.sin_addr.s_addr) ||
+		    ipv4_is_zeronet(peer->addr.v4.sin_addr.s_addr)) {
+			ret = -EINVAL;
+			goto err_free;
+		}
+		hash = usnic_rel_peer_hash_v4(peer->addr.v4.sin_addr.s_addr,
+					      peer->addr.v4.sin_port);
+		rcu_read_lock();
+		dup = usnic_rel_peer_lookup_v4(ep, peer->addr.v4.sin_addr.s_addr,
+					       peer->addr.v4.sin_port);
+		rcu_read_unlock();
+	} else {
+		peer->addr.v6.sin6_family = AF_INET6;
+		peer->addr.v6.sin6_port = htons(a->port);
+		memcpy(&peer->addr.v6.sin6_addr, a->addr, 16);
+		/* An IPv6-only socket cannot reach v4-mapped addresses. */
+		if (ipv6_addr_any(&peer->addr.v6.sin6_addr) ||
+		    ipv6_addr_is_multicast(&peer->addr.v6.sin6_addr) ||
+		    ipv6_addr_v4mapped(&peer->addr.v6.sin6_addr)) {
+			ret = -EINVAL;
+			goto err_free;
+		}
+		hash = usnic_rel_peer_hash_v6(&peer->addr.v6.sin6_addr,
+					      peer->addr.v6.sin6_port);
+		rcu_read_lock();
+		dup = usnic_rel_peer_lookup_v6(ep, &peer->addr.v6.sin6_addr,
+					       peer->addr.v6.sin6_port);
+		rcu_read_unlock();
+	}
+	/* Only compared: AV changes are serialised by ctx->lock. */
+	if (dup) {
+		ret = -EEXIST;
+		goto err_free;
+	}
+	ret = xa_alloc(&ep->peers, &handle, peer,
+		       XA_LIMIT(1, USNIC_REL_MAX_PEERS), GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_free;
+	peer->handle = handle;
+	hash_add_rcu(ep->peer_hash, &peer->node, hash);
+	arg->peer = handle;
+	return 0;
+
+err_free:
+	usnic_rel_conn_free(peer);
+	kfree(peer);
+	return ret;
+}
+
+/*
+ * Stop a peer that is no longer reachable through the AV. With @live, the
+ * endpoint still runs: wait for senders (tx_lock) and receivers (RCU) to let
+ * go, and complete what was outstanding to the peer with -ECANCELED.
+ */
+static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
+				   struct usnic_rel_peer *peer, bool live)
+{
+	usnic_rel_conn_shutdown(peer);
+	if (live) {
+		mutex_lock(&ep->tx_lock);
+		mutex_unlock(&ep->tx_lock);
+		synchronize_rcu();
+		spin_lock_bh(&peer->conn.lock);
+		usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
+		spin_unlock_bh(&peer->conn.lock);
+	}
+	usnic_rel_conn_free(peer);
+	kfree(peer);
+}
+
+/* Caller holds ctx->lock; senders and receivers may still see @peer under RCU. */
+int usnic_rel_av_remove(struct usnic_rel_ep *ep, u32 handle)
+{
+	struct usnic_rel_peer *peer;
+
+	peer = xa_erase(&ep->peers, handle);
+	if (!peer)
+		return -EINVAL;
+	hash_del_rcu(&peer->node);
+	usnic_rel_peer_destroy(ep, peer, true);
+	return 0;
+}
+
+/* Endpoint teardown: no sender and no receiver is left. */
+void usnic_rel_av_destroy(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_peer *peer;
+	unsigned long handle;
+
+	xa_for_each(&ep->peers, handle, peer) {
+		xa_erase(&ep->peers, handle);
+		hash_del_rcu(&peer->node);
+		usnic_rel_peer_destroy(ep, peer, false);
+	}
+	xa_destroy(&ep->peers);
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: the receive path, entered from the UDP stack in softirq context
+ * under RCU for every datagram that reaches an endpoint's port. Nothing in
+ * the packet is trusted: the headers are parsed and checked in full
+ * (wire.c), the sender must be in the address vector and speak to this
+ * incarnation of the endpoint, ACKs must acknowledge what was sent, and
+ * fragments must continue the message they claim to belong to.
+ *
+ * Packets are delivered in order per (peer, channel): one that arrives early
+ * is held until the gap before it fills. A message's fragments are copied
+ * straight into the receive buffer taken for its first fragment; its
+ * completion is posted when the last one is in. When no buffer is free, an
+ * in-order packet is dropped unacknowledged and comes again; packets already
+ * acknowledged wait in a backlog until userspace returns buffers.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/sock.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+#include "wire.h"
+
+static struct usnic_rel_peer *usnic_rel_rx_peer(struct usnic_rel_ep *ep,
+						struct sk_buff *skb)
+{
+	__be16 sport = udp_hdr(skb)->source;
+
+	if (ep->family == AF_INET)
+		return usnic_rel_peer_lookup_v4(ep, ip_hdr(skb)->saddr, sport);
+	return usnic_rel_peer_lookup_v6(ep, &ipv6_hdr(skb)->saddr, sport);
+}
+
+/* Tell userspace that buffers are needed: it rings USNIC_REL_DB_RX. */
+static void usnic_rel_rx_need_buffers(struct usnic_rel_ep *ep)
+{
+	WRITE_ONCE(ep->rx_free.hdr->flags, USNIC_REL_RING_F_NEED_DOORBELL);
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_NO_BUF, 1);
+}
+
+/* Take a receive buffer and a CQ slot for a new message. Caller holds rx_lock. */
+static int usnic_rel_rx_take_buf(struct usnic_rel_ep *ep, u32 *idx)
+{
+	struct usnic_rel_ring *fr = &ep->rx_free;
+	u32 i;
+
+	if (!usnic_rel_cq_space(ep))
+		return -ENOBUFS;
+	/* A corrupt free ring is counted once, when found, then has no buffers. */
+	if (!usnic_rel_ring_avail(ep, fr))
+		return -ENOBUFS;
+	i = READ_ONCE(((u32 *)fr->desc)[fr->kidx & (fr->entries - 1)]);
+	smp_store_release(&fr->hdr->head, ++fr->kidx);
+	if (i >= ep->rx_buf_count) {
+		/* Lost to userspace's bug; the packet waits for a good one. */
+		usnic_rel_count(ep, USNIC_REL_CNT_RING_CORRUPT, 1);
+		return -ENOBUFS;
+	}
+	ep->cq_reserved++;
+	*idx = i;
+	return 0;
+}
+
+/*
+ * Deliver one in-order DATA packet. Returns 0 when it was consumed (stored,
+ * or dropped as malformed) and -ENOBUFS when it must wait for a buffer.
+ * Caller holds conn->lock.
+ */
+static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			     const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rx_msg *m = &peer->conn.chan[pkt->channel].msg;
+	struct usnic_rel_cqe cqe = {};
+	int ret;
+
+	if (!pkt->data.frag_offset) {
+		if (m->active) {
+			/* The sender started over without finishing: its bug. */
+			usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+			return 0;
+		}
+		if (pkt->data.msg_len > ep->rx_buf_size) {
+			usnic_rel_count(ep, USNIC_REL_CNT_RX_TOO_BIG, 1);
+			return 0;
+		}
+		spin_lock(&ep->rx_lock);
+		ret = usnic_rel_rx_take_buf(ep, &m->buf);
+		spin_unlock(&ep->rx_lock);
+		if (ret)
+			return ret;
+		m->active = true;
+		m->msg_id = pkt->data.msg_id;
+		m->msg_len = pkt->data.msg_len;
+		m->imm = pkt->data.imm;
+		m->received = 0;
+	} else if (!m->active || m->msg_id != pkt->data.msg_id ||
+		   m->msg_len != pkt->data.msg_len ||
+		   m->received != pkt->data.frag_offset) {
+		/* In-order delivery makes fragments contiguous: this is forged. */
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+		return 0;
+	}
+	memcpy(ep->rx_bufs + (size_t)m->buf * ep->rx_buf_size + m->received,
+	       pkt->payload, pkt->payload_len);
+	m->received += pkt->payload_len;
+	if (m->received < m->msg_len)
+		return 0;
+
+	cqe.imm = m->imm;
+	cqe.len = m->msg_len;
+	cqe.peer = peer->handle;
+	cqe.buf = m->buf;
+	cqe.opcode = USNIC_REL_OP_RECV;
+	cqe.channel = pkt->channel;
+	m->active = false;
+	spin_lock(&ep->rx_lock);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, &cqe);
+	spin_unlock(&ep->rx_lock);
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, 1);
+	wake_up_interruptible(&ep->ctx->wq);
+	return 0;
+}
+
+/* Deliver a packet taken in order: 0 (consumed) or -ENOBUFS (keep it). */
+static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer,
+				const struct usnic_rel_pkt *pkt)
+{
+	switch (pkt->type) {
+	case USNIC_REL_PKT_DATA:
+		return usnic_rel_rx_data(ep, peer, pkt);
+	default:
+		/* One-sided operations are not served yet. */
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_UNSUPPORTED, 1);
+		return 0;
+	}
+}
+
+/* The same for a packet that was held: its skb is linear and was checked. */
+static int usnic_rel_rx_deliver_skb(struct usnic_rel_ep *ep,
+				    struct usnic_rel_peer *peer,
+				    struct sk_buff *skb)
+{
+	struct usnic_rel_pkt pkt;
+
+	if (usnic_rel_wire_parse(skb->data + sizeof(struct udphdr),
+				 skb->len - sizeof(struct udphdr), &pkt))
+		return 0;
+	return usnic_rel_rx_deliver(ep, peer, &pkt);
+}
+
+/*
+ * Deliver what waits in @chan's backlog, oldest first, until a buffer is
+ * missing. Caller holds conn->lock.
+ */
+static void usnic_rel_rx_backlog_chan(struct usnic_rel_ep *ep,
+				      struct usnic_rel_peer *peer,
+				      unsigned int chan)
+{
+	struct sk_buff_head *q = &peer->conn.chan[chan].backlog;
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(q))) {
+		if (usnic_rel_rx_deliver_skb(ep, peer, skb) == -ENOBUFS) {
+			usnic_rel_rx_need_buffers(ep);
+			return;
+		}
+		__skb_unlink(skb, q);
+		consume_skb(skb);
+	}
+}
+
+void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
+{
+	unsigned int chan;
+
+	spin_lock_bh(&peer->conn.lock);
+	if (peer->conn.state == USNIC_REL_CONN_ACTIVE)
+		for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++)
+			usnic_rel_rx_backlog_chan(ep, peer, chan);
+	spin_unlock_bh(&peer->conn.lock);
+}
+
+/* USNIC_REL_DB_RX: userspace returned buffers. Caller holds tx_lock. */
+void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_peer *peer;
+	unsigned long handle;
+
+	WRITE_ONCE(ep->rx_free.hdr->flags, 0);
+	/* Removal waits for tx_lock, which we hold: the peers stay. */
+	xa_for_each(&ep->peers, handle, peer)
+		usnic_rel_rx_backlog(ep, peer);
+}
+
+/*
+ * A packet with a sequence number on @pkt->channel. Returns true when the
+ * skb was kept (held out of order or queued in the backlog).
+ * Caller holds conn->lock.
+ */
+static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
+				   struct usnic_rel_peer *peer,
+				   const struct usnic_rel_pkt *pkt,
+				   struct sk_buff *skb)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
+	bool ack_req = pkt->flags & USNIC_REL_F_ACK_REQ;
+	struct usnic_rel_rx_result res;
+	bool kept = false;
+	u32 i;
+
+	switch (usnic_rel_rxwin_classify(&c->rx, pkt->seq)) {
+	case USNIC_REL_RX_IN_ORDER:
+		if (skb_queue_empty(&c->backlog)) {
+			/* Not taken into the window unless it can be delivered. */
+			if (usnic_rel_rx_deliver(ep, peer, pkt) == -ENOBUFS) {
+				usnic_rel_rx_need_buffers(ep);
+				return false;
+			}
+		} else if (skb_queue_len(&c->backlog) >= c->rx.size) {
+			usnic_rel_rx_need_buffers(ep);
+			return false;
+		} else {
+			__skb_queue_tail(&c->backlog, skb);
+			kept = true;
+		}
+		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
+		for (i = 1; i < res.deliver_count; i++) {
+			u32 slot = usnic_rel_rxwin_slot(&c->rx, res.deliver_from + i);
+			struct sk_buff *held = c->held[slot];
+
+			c->held[slot] = NULL;
+			if (!held)
+				continue;
+			if (skb_queue_empty(&c->backlog) &&
+			    usnic_rel_rx_deliver_skb(ep, peer, held) != -ENOBUFS) {
+				consume_skb(held);
+				continue;
+			}
+			__skb_queue_tail(&c->backlog, held);
+		}
+		if (!skb_queue_empty(&c->backlog))
+			usnic_rel_rx_backlog_chan(ep, peer, pkt->channel);
+		break;
+	case USNIC_REL_RX_OUT_OF_ORDER:
+		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
+		c->held[usnic_rel_rxwin_slot(&c->rx, pkt->seq)] = skb;
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_OUT_OF_ORDER, 1);
+		kept = true;
+		break;
+	case USNIC_REL_RX_DUPLICATE:
+		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_DUPLICATE, 1);
+		break;
+	case USNIC_REL_RX_OUT_OF_WINDOW:
+		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_OUT_OF_WINDOW, 1);
+		break;
+	}
+	usnic_rel_ack_schedule(peer, pkt->channel, res.ack == USNIC_REL_ACK_NOW);
+	return kept;
+}
+
+/*
+ * Check the incarnations: learn the peer's, notice a restart, drop what was
+ * meant for an earlier life of either side. Returns true to go on.
+ * Caller holds conn->lock.
+ */
+static bool usnic_rel_rx_incarnation(struct usnic_rel_ep *ep,
+				     struct usnic_rel_peer *peer,
+				     const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	if (!pkt->src_incarnation ||
+	    pkt->src_incarnation == conn->prev_incarnation) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
+		return false;
+	}
+	if (!conn->remote_incarnation)
+		conn->remote_incarnation = pkt->src_incarnation;
+	else if (pkt->src_incarnation != conn->remote_incarnation)
+		usnic_rel_conn_reset(ep, peer, pkt->src_incarnation);
+	if (pkt->dst_incarnation && pkt->dst_incarnation != ep->incarnation) {
+		/* Meant for our previous life: tell the sender who we are now. */
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
+		usnic_rel_ack_schedule(peer, pkt->channel, true);
+		return false;
+	}
+	return true;
+}
+
+/* encap_rcv of the endpoint's socket: consumes every datagram (returns 0). */
+int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
+{
+	enum usnic_rel_drop_reason reason;
+	struct usnic_rel_peer *peer;
+	struct usnic_rel_conn *conn;
+	struct usnic_rel_ep *ep;
+	struct usnic_rel_pkt pkt;
+	bool kept = false;
+
+	ep = rcu_dereference_sk_user_data(sk);
+	if (!ep)
+		goto free;
+	if (skb_linearize(skb)) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_NO_MEMORY, 1);
+		goto free;
+	}
+	reason = usnic_rel_wire_parse(skb->data + sizeof(struct udphdr),
+				      skb->len - sizeof(struct udphdr), &pkt);
+	if (reason) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+		goto free;
+	}
+	peer = usnic_rel_rx_peer(ep, skb);
+	if (!peer) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_UNKNOWN_PEER, 1);
+		goto free;
+	}
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_PACKETS, 1);
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_BYTES, skb->len);
+
+	conn = &peer->conn;
+	spin_lock(&conn->lock);
+	if (conn->state != USNIC_REL_CONN_ACTIVE) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_DEAD_PEER, 1);
+		goto unlock;
+	}
+	if (!usnic_rel_rx_incarnation(ep, peer, &pkt))
+		goto unlock;
+	if (pkt.flags & USNIC_REL_F_ACK)
+		usnic_rel_ack_rx(ep, peer, &pkt);
+	if (pkt.type != USNIC_REL_PKT_ACK)
+		kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb);
+unlock:
+	spin_unlock(&conn->lock);
+	if (kept)
+		return 0;
+	consume_skb(skb);
+	return 0;
+free:
+	kfree_skb(skb);
+	return 0;
+}

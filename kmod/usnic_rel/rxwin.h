@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: the receive window of one (peer, channel): in-order delivery,
+ * duplicate detection and the acknowledgment to send back.
+ */
+#ifndef _USNIC_REL_RXWIN_H
+#define _USNIC_REL_RXWIN_H
+
+#include <linux/gfp.h>
+#include <linux/types.h>
+
+enum usnic_rel_rx_class {
+	USNIC_REL_RX_IN_ORDER,		/* the next expected sequence */
+	USNIC_REL_RX_OUT_OF_ORDER,	/* new, inside the window, after a gap */
+	USNIC_REL_RX_DUPLICATE,		/* received before */
+	USNIC_REL_RX_OUT_OF_WINDOW,	/* too far ahead, or ancient */
+};
+
+enum usnic_rel_ack_decision {
+	USNIC_REL_ACK_DELAYED,	/* arm the delayed-ACK timer if idle */
+	USNIC_REL_ACK_NOW,	/* send (or piggy-back) an ACK at once */
+};
+
+struct usnic_rel_rxwin {
+	unsigned long *ooo;	/* bit seq & (size - 1): held out of order */
+	u32 size;		/* a power of two */
+	u32 next;		/* next in-order sequence: the cumulative ACK */
+	u32 nr_ooo;		/* bits set in @ooo */
+	u32 unacked;		/* in-order arrivals since the last ACK */
+	u32 ack_every;
+};
+
+struct usnic_rel_rx_result {
+	enum usnic_rel_rx_class class;
+	enum usnic_rel_ack_decision ack;
+	u32 deliver_from;	/* in order: deliver [from, from + count) */
+	u32 deliver_count;	/* 0 unless class is IN_ORDER */
+};
+
+int usnic_rel_rxwin_init(struct usnic_rel_rxwin *w, u32 size, u32 isn,
+			 u32 ack_every, gfp_t gfp);
+void usnic_rel_rxwin_destroy(struct usnic_rel_rxwin *w);
+void usnic_rel_rxwin_reset(struct usnic_rel_rxwin *w, u32 isn);
+enum usnic_rel_rx_class usnic_rel_rxwin_classify(const struct usnic_rel_rxwin *w,
+						 u32 seq);
+void usnic_rel_rxwin_receive(struct usnic_rel_rxwin *w, u32 seq, bool ack_req,
+			     struct usnic_rel_rx_result *res);
+void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
+			       u64 *sack);
+void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w);
+
+/* Index of @seq's slot in the caller's out-of-order packet array. */
+static inline u32 usnic_rel_rxwin_slot(const struct usnic_rel_rxwin *w,
+				       u32 seq)
+{
+	return seq & (w->size - 1);
+}
+
+#endif /* _USNIC_REL_RXWIN_H */

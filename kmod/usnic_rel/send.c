@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: the send path. A doorbell makes the kernel consume the send
+ * rings, command channel first. Each descriptor is copied out of the shared
+ * ring once and only the copy is validated and used. A message is cut into
+ * packets of the channel's MTU; each takes a sequence number in the peer's
+ * send window and a copy of it stays there until the peer acknowledges it,
+ * when the send completes. A full window parks the message (in the kernel's
+ * copy) until ACKs make room.
+ *
+ * Every transmission happens here, in process context under ep->tx_lock:
+ * new packets on a doorbell, and retransmissions and standalone ACKs when a
+ * connection's work item runs.
+ */
+#include <linux/ktime.h>
+#include <linux/sched.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+#include "wire.h"
+
+/* Packets resent per connection and channel before the lock is dropped. */
+#define USNIC_REL_RETX_BATCH	32
+
+/* Validate the kernel's copy of an SQE; returns 0 or the completion status. */
+static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
+			       const struct usnic_rel_sqe *sqe)
+{
+	if (sqe->opcode != USNIC_REL_OP_SEND)
+		return sqe->opcode <= USNIC_REL_OP_ATOMIC ? -EOPNOTSUPP : -EINVAL;
+	if (sqe->flags & ~USNIC_REL_SQE_INLINE || sqe->reserved0 ||
+	    sqe->reserved1 || sqe->reserved2[0] || sqe->reserved2[1] ||
+	    sqe->rkey || sqe->remote_off)
+		return -EINVAL;
+	if (sqe->len > ep->max_msg[chan])
+		return -EMSGSIZE;
+	if (sqe->flags & USNIC_REL_SQE_INLINE) {
+		if (sqe->len > USNIC_REL_SQE_INLINE_MAX || sqe->staging_off)
+			return -EINVAL;
+	} else if ((u64)sqe->staging_off + sqe->len > ep->staging_size) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   const void *buf, size_t len)
+{
+	int ret;
+
+	ret = usnic_rel_socket_send(ep, &peer->addr, buf, len, NULL, 0);
+	if (!ret) {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
+	} else {
+		/* The copy stays in the window: the retransmit timer resends it. */
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	}
+}
+
+/*
+ * Put the next packet of the parked message on the wire. Returns 0 when the
+ * message is all sent, -ENOSPC when the window is full, or the completion
+ * status of a send that cannot go out.
+ */
+static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer, unsigned int chan,
+				 struct usnic_rel_sq_cur *cur)
+{
+	const struct usnic_rel_sqe *sqe = &cur->sqe;
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	u32 frag = min(sqe->len - cur->sent, ep->mtu[chan]);
+	size_t hlen = usnic_rel_wire_hdr_len(USNIC_REL_PKT_DATA);
+	struct usnic_rel_txbuf *b;
+	struct usnic_rel_pkt pkt;
+	const u8 *payload;
+	int ret = 0;
+	u32 seq;
+
+	b = usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return -ENOMEM;
+	if (sqe->flags & USNIC_REL_SQE_INLINE)
+		payload = sqe->inline_data;
+	else
+		payload = ep->staging + sqe->staging_off;
+	/* Userspace may scribble on staging meanwhile; only its own data suffers. */
+	memcpy(b->data + hlen, payload + cur->sent, frag);
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state != USNIC_REL_CONN_ACTIVE) {
+		ret = conn->state == USNIC_REL_CONN_DEAD ? -EHOSTUNREACH : -EINVAL;
+		goto unlock;
+	}
+	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	if (!cur->sent)
+		cur->msg_id = seq;
+	usnic_rel_pkt_init(ep, peer, &pkt, USNIC_REL_PKT_DATA, chan);
+	pkt.seq = seq;
+	pkt.payload_len = frag;
+	pkt.data.msg_id = cur->msg_id;
+	pkt.data.frag_offset = cur->sent;
+	pkt.data.msg_len = sqe->len;
+	pkt.data.imm = sqe->imm;
+	usnic_rel_ack_fill(peer, chan, &pkt);
+	usnic_rel_wire_build(b->data, hlen, &pkt);
+	cur->sent += frag;
+	if (cur->sent == sqe->len) {
+		b->completes = true;
+		memset(&b->cqe, 0, sizeof(b->cqe));
+		b->cqe.user_ctx = sqe->user_ctx;
+		b->cqe.imm = sqe->imm;
+		b->cqe.len = sqe->len;
+		b->cqe.peer = sqe->peer;
+		b->cqe.opcode = sqe->opcode;
+		b->cqe.channel = chan;
+	}
+	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	refcount_inc(&b->ref);
+	usnic_rel_rtx_timer_arm(peer, false);
+	spin_unlock_bh(&conn->lock);
+
+	usnic_rel_xmit(ep, peer, b->data, b->len);
+	usnic_rel_txbuf_put(b);
+	return cur->sent == sqe->len ? 0 : -EAGAIN;
+
+unlock:
+	spin_unlock_bh(&conn->lock);
+	usnic_rel_txbuf_put(b);
+	return ret;
+}
+
+/* Send what the window allows of the parked message of @chan. */
+static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
+			      struct usnic_rel_sq_cur *cur)
+{
+	struct usnic_rel_peer *peer;
+	int ret;
+
+	/* Removal waits for tx_lock, which we hold: the peer stays. */
+	rcu_read_lock();
+	peer = xa_load(&ep->peers, cur->sqe.peer);
+	rcu_read_unlock();
+	if (!peer)
+		return -EINVAL;
+	do {
+		ret = usnic_rel_send_packet(ep, peer, chan, cur);
+	} while (ret == -EAGAIN);
+	return ret;
+}
+
+static bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep)
+{
+	bool ok;
+
+	spin_lock_bh(&ep->rx_lock);
+	ok = usnic_rel_cq_space(ep) > 0;
+	if (ok)
+		ep->cq_reserved++;
+	spin_unlock_bh(&ep->rx_lock);
+	return ok;
+}
+
+/* Complete a send that never went out, in the CQ slot reserved for it. */
+static void usnic_rel_send_fail(struct usnic_rel_ep *ep, unsigned int chan,
+				const struct usnic_rel_sqe *sqe, int status)
+{
+	struct usnic_rel_cqe cqe = {
+		.user_ctx = sqe->user_ctx,
+		.imm = sqe->imm,
+		.status = status,
+		.peer = sqe->peer,
+		.opcode = sqe->opcode,
+		.channel = chan,
+	};
+
+	spin_lock_bh(&ep->rx_lock);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, &cqe);
+	spin_unlock_bh(&ep->rx_lock);
+	wake_up_interruptible(&ep->ctx->wq);
+}
+
+/*
+ * Consume one send ring. Returns SQEs consumed, or -EIO if the ring or the
+ * CQ is corrupt. Stops early when the CQ has no room for another completion
+ * or when a peer's window is full (ep->sq_blocked).
+ */
+static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
+{
+	struct usnic_rel_ring *ring = &ep->sq[chan];
+	struct usnic_rel_sq_cur *cur = &ep->sq_cur[chan];
+	u32 done = 0;
+	int ret;
+
+	for (;;) {
+		if (!cur->active) {
+			if (!usnic_rel_ring_avail(ep, ring))
+				break;
+			/* A send completes into a CQ slot nobody else can take. */
+			if (!usnic_rel_cq_reserve(ep)) {
+				if (READ_ONCE(ep->cq.corrupt))
+					return -EIO;
+				break;
+			}
+			memcpy(&cur->sqe, ring->desc +
+			       (size_t)(ring->kidx & (ring->entries - 1)) *
+			       sizeof(cur->sqe), sizeof(cur->sqe));
+			smp_store_release(&ring->hdr->head, ++ring->kidx);
+			done++;
+			ret = usnic_rel_sqe_check(ep, chan, &cur->sqe);
+			if (ret) {
+				usnic_rel_count(ep, USNIC_REL_CNT_BAD_SQE, 1);
+				usnic_rel_send_fail(ep, chan, &cur->sqe, ret);
+				continue;
+			}
+			cur->sent = 0;
+			cur->active = true;
+		}
+		ret = usnic_rel_send_msg(ep, chan, cur);
+		if (ret == -ENOSPC) {
+			WRITE_ONCE(ep->sq_blocked, true);
+			break;
+		}
+		cur->active = false;
+		if (ret) {
+			if (ret == -EINVAL)
+				usnic_rel_count(ep, USNIC_REL_CNT_BAD_SQE, 1);
+			usnic_rel_send_fail(ep, chan, &cur->sqe, ret);
+		}
+		cond_resched();
+	}
+	if (ring->corrupt)
+		return -EIO;
+	return done;
+}
+
+/* Drain the named send rings, command channel first. Caller holds tx_lock. */
+static int usnic_rel_drain(struct usnic_rel_ep *ep, u32 rings)
+{
+	int chan, ret, done = 0;
+
+	lockdep_assert_held(&ep->tx_lock);
+	WRITE_ONCE(ep->sq_blocked, false);
+	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		if (!(rings & (1U << chan)))
+			continue;
+		ret = usnic_rel_drain_sq(ep, chan);
+		if (ret < 0)
+			return ret;
+		done += ret;
+	}
+	return done;
+}
+
+/*
+ * DOORBELL: returns SQEs consumed, or -EIO if a named ring or the CQ is
+ * corrupt. USNIC_REL_DB_RX retries deliveries that waited for buffers.
+ */
+int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings)
+{
+	int ret;
+
+	mutex_lock(&ep->tx_lock);
+	if (ep->dead) {
+		mutex_unlock(&ep->tx_lock);
+		return -EINVAL;
+	}
+	if (rings & USNIC_REL_DB_RX)
+		usnic_rel_rx_backlog_all(ep);
+	ret = usnic_rel_drain(ep, rings & (USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA));
+	mutex_unlock(&ep->tx_lock);
+	return ret;
+}
+
+/*
+ * Resend what the timer or an ACK found lost on @chan, a batch at a time.
+ * Returns true when more is left.
+ */
+static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer, unsigned int chan)
+{
+	struct usnic_rel_txbuf *batch[USNIC_REL_RETX_BATCH];
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	u64 now = ktime_get_ns();
+	unsigned int n = 0, i;
+	bool more = false;
+	u32 seq, end;
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state == USNIC_REL_CONN_ACTIVE && (c->retx_all || c->retx_pending)) {
+		end = c->retx_all ? c->tx.next : usnic_rel_txwin_lost_end(&c->tx);
+		seq = c->tx.una;
+		while (n < USNIC_REL_RETX_BATCH &&
+		       usnic_rel_txwin_next_retx(&c->tx, &seq, end)) {
+			struct usnic_rel_txbuf *b =
+				c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)];
+
+			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
+			seq++;
+			if (!b)
+				continue;
+			refcount_inc(&b->ref);
+			batch[n++] = b;
+		}
+		more = n == USNIC_REL_RETX_BATCH;
+		if (!more) {
+			usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
+					USNIC_REL_CNT_RETX_FAST, n);
+			c->retx_all = false;
+			c->retx_pending = false;
+		} else {
+			usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
+					USNIC_REL_CNT_RETX_FAST, n);
+		}
+	}
+	spin_unlock_bh(&conn->lock);
+
+	for (i = 0; i < n; i++) {
+		usnic_rel_xmit(ep, peer, batch[i]->data, batch[i]->len);
+		usnic_rel_txbuf_put(batch[i]);
+	}
+	return more;
+}
+
+static void usnic_rel_send_acks(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer)
+{
+	u8 buf[sizeof(struct usnic_rel_hdr)];
+	struct usnic_rel_conn *conn = &peer->conn;
+	unsigned int chan;
+	size_t len;
+
+	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		spin_lock_bh(&conn->lock);
+		len = 0;
+		if (conn->state != USNIC_REL_CONN_REMOVED &&
+		    conn->chan[chan].ack_pending)
+			len = usnic_rel_ack_build(ep, peer, chan, buf, sizeof(buf));
+		spin_unlock_bh(&conn->lock);
+		if (len) {
+			usnic_rel_xmit(ep, peer, buf, len);
+			usnic_rel_count(ep, USNIC_REL_CNT_ACKS_STANDALONE, 1);
+		}
+	}
+}
+
+/*
+ * The connection's work item: ACKs first (they unblock the peer), then
+ * retransmissions, then send rings that waited for window space.
+ */
+void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
+{
+	unsigned int chan;
+	bool more;
+
+	mutex_lock(&ep->tx_lock);
+	if (ep->dead)
+		goto out;
+	usnic_rel_send_acks(ep, peer);
+	do {
+		more = false;
+		for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++)
+			more |= usnic_rel_retransmit(ep, peer, chan);
+		cond_resched();
+	} while (more);
+	if (READ_ONCE(ep->sq_blocked))
+		usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
+	usnic_rel_rx_backlog(ep, peer);
+out:
+	mutex_unlock(&ep->tx_lock);
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: the UDP tunnel socket of an endpoint. Packets for its port are
+ * handed to usnic_rel_udp_recv() in softirq context before any socket queue;
+ * packets leave through kernel_sendmsg(), so routing, neighbours and the
+ * endpoint's network namespace are the stack's business.
+ */
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/net.h>
+#include <linux/uio.h>
+#include <net/addrconf.h>
+#include <net/inet_sock.h>
+#include <net/udp_tunnel.h>
+
+#include "usnic_rel.h"
+
+int usnic_rel_socket_open(struct usnic_rel_ep *ep,
+			  const struct usnic_rel_addr *addr)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data = ep,
+		.encap_type = 1,
+		.encap_rcv = usnic_rel_udp_recv,
+	};
+	struct udp_port_cfg conf = {
+		.local_udp_port = htons(addr->port),
+	};
+	struct socket *sock;
+	int ret;
+
+	if (addr->family == AF_INET) {
+		conf.family = AF_INET;
+		memcpy(&conf.local_ip, addr->addr, sizeof(conf.local_ip));
+	} else {
+		conf.family = AF_INET6;
+		memcpy(&conf.local_ip6, addr->addr, sizeof(conf.local_ip6));
+		/* An IPv6 endpoint speaks IPv6 only: one family per AV. */
+		conf.ipv6_v6only = 1;
+	}
+	ret = udp_sock_create(ep->net, &conf, &sock);
+	if (ret)
+		return ret;
+	setup_udp_tunnel_sock(ep->net, sock, &tcfg);
+	ep->port = ntohs(inet_sk(sock->sk)->inet_sport);
+	ep->sock = sock;
+	return 0;
+}
+
+/*
+ * Detach and release the socket. Once this returns, usnic_rel_udp_recv()
+ * runs no more for @ep: it is only entered under RCU through sk_user_data,
+ * which is cleared before the grace period we wait for.
+ */
+void usnic_rel_socket_close(struct usnic_rel_ep *ep)
+{
+	if (!ep->sock)
+		return;
+	udp_tunnel_sock_release(ep->sock);
+	ep->sock = NULL;
+	synchronize_rcu();
+}
+
+/* MTU of the netdev owning @addr; a wildcard or unknown address gets Ethernet's. */
+u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr)
+{
+	struct net_device *dev, *found = NULL;
+	u32 mtu = ETH_DATA_LEN;
+
+	rcu_read_lock();
+	if (addr->family == AF_INET) {
+		__be32 a;
+
+		memcpy(&a, addr->addr, sizeof(a));
+		if (a != htonl(INADDR_ANY))
+			found = __ip_dev_find(net, a, false);
+	} else {
+		struct in6_addr a;
+
+		memcpy(&a, addr->addr, sizeof(a));
+		if (!ipv6_addr_any(&a)) {
+			for_each_netdev_rcu(net, dev) {
+				if (ipv6_chk_addr(net, &a, dev, 1)) {
+					found = dev;
+					break;
+				}
+			}
+		}
+	}
+	if (found)
+		mtu = READ_ONCE(found->mtu);
+	rcu_read_unlock();
+	return mtu;
+}
+
+/*
+ * Send one datagram made of @hdr and @len bytes at @payload to @to. Never
+ * blocks: a full socket buffer returns -EAGAIN. Caller holds ep->tx_lock.
+ */
+int usnic_rel_socket_send(struct usnic_rel_ep *ep,
+			  const union usnic_rel_sockaddr *to,
+			  const void *hdr, size_t hdr_len,
+			  const void *payload, size_t len)
+{
+	struct kvec vec[2] = {
+		{ .iov_base = (void *)hdr, .iov_len = hdr_len },
+		{ .iov_base = (void *)payload, .iov_len = len },
+	};
+	struct msghdr msg = {
+		.msg_name = (void *)to,
+		.msg_namelen = ep->family == AF_INET ? sizeof(to->v4) : sizeof(to->v6),
+		.msg_flags = MSG_DONTWAIT,
+	};
+	int ret;
+
+	lockdep_assert_held(&ep->tx_lock);
+	ret = kernel_sendmsg(ep->sock, &msg, vec, len ? 2 : 1, hdr_len + len);
+	if (ret < 0)
+		return ret;
+	return ret == hdr_len + len ? 0 : -EIO;
+}

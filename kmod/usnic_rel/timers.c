@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: the timers of a connection. One retransmit timer per peer (not
+ * per packet) runs the RTO with backoff and declares the peer dead after
+ * retry_limit timeouts in a row; one hrtimer bounds how long an ACK may be
+ * held back for coalescing. Both only decide: the transmissions they ask for
+ * happen in the connection's work item, in process context.
+ */
+#include <linux/jiffies.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+
+static bool usnic_rel_conn_in_flight(const struct usnic_rel_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (usnic_rel_txwin_inflight(&conn->chan[i].tx))
+			return true;
+	return false;
+}
+
+void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer)
+{
+	if (peer->conn.state != USNIC_REL_CONN_REMOVED)
+		queue_work(system_highpri_wq, &peer->conn.tx_work);
+}
+
+/*
+ * Arm the retransmit timer for the current RTO. Without @restart a pending
+ * timer is left alone, so that a stream of new packets cannot postpone the
+ * retransmission of an old one forever. Caller holds conn->lock.
+ */
+void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	unsigned long expires;
+
+	if (conn->state != USNIC_REL_CONN_ACTIVE)
+		return;
+	if (!usnic_rel_conn_in_flight(conn)) {
+		timer_delete(&conn->rtx_timer);
+		return;
+	}
+	if (!restart && timer_pending(&conn->rtx_timer))
+		return;
+	expires = jiffies + usecs_to_jiffies(usnic_rel_rto_current_us(&conn->rto));
+	mod_timer(&conn->rtx_timer, expires);
+}
+
+static void usnic_rel_rtx_timeout(struct timer_list *t)
+{
+	struct usnic_rel_peer *peer = from_timer(peer, t, conn.rtx_timer);
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_ep *ep = peer->ep;
+	int i;
+
+	spin_lock(&conn->lock);
+	if (conn->state != USNIC_REL_CONN_ACTIVE ||
+	    !usnic_rel_conn_in_flight(conn))
+		goto out;
+	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
+		conn->state = USNIC_REL_CONN_DEAD;
+		usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
+		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+		goto out;
+	}
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		struct usnic_rel_chan_conn *c = &conn->chan[i];
+
+		if (!usnic_rel_txwin_inflight(&c->tx))
+			continue;
+		usnic_rel_txwin_timeout(&c->tx);
+		c->retx_all = true;
+	}
+	usnic_rel_rtx_timer_arm(peer, true);
+	usnic_rel_tx_work_kick(peer);
+out:
+	spin_unlock(&conn->lock);
+}
+
+static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
+{
+	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
+						   conn.ack_timer);
+
+	spin_lock(&peer->conn.lock);
+	usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
+	usnic_rel_tx_work_kick(peer);
+	spin_unlock(&peer->conn.lock);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * An ACK is owed on @chan: send it now, or let the delayed-ACK timer gather
+ * more packets first (or reverse traffic carry it). Caller holds conn->lock.
+ */
+void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
+			    bool now)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	conn->chan[chan].ack_pending = true;
+	if (now) {
+		usnic_rel_tx_work_kick(peer);
+		return;
+	}
+	if (conn->state != USNIC_REL_CONN_REMOVED &&
+	    !hrtimer_active(&conn->ack_timer))
+		hrtimer_start(&conn->ack_timer,
+			      ns_to_ktime((u64)usnic_rel_ack_delay_us * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_SOFT);
+}
+
+static void usnic_rel_tx_work(struct work_struct *work)
+{
+	struct usnic_rel_peer *peer = container_of(work, struct usnic_rel_peer,
+						   conn.tx_work);
+
+	usnic_rel_conn_flush(peer->ep, peer);
+}
+
+void usnic_rel_timers_init(struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	timer_setup(&conn->rtx_timer, usnic_rel_rtx_timeout, 0);
+	hrtimer_init(&conn->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	conn->ack_timer.function = usnic_rel_ack_timeout;
+	INIT_WORK(&conn->tx_work, usnic_rel_tx_work);
+}

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: send window. Sequence numbers in [una, next) are in flight and
+ * own one slot each; an ACK frees a prefix of them and marks SACKed ones so
+ * loss recovery resends only the holes instead of going back N.
+ *
+ * Not locked: the caller serialises all calls on one window.
+ */
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "kunit_vis.h"
+#include "seq.h"
+#include "txwin.h"
+#include "../../include/uapi/usnic_rel_wire.h"
+
+/**
+ * usnic_rel_txwin_init() - set up an empty send window
+ * @w: the window
+ * @size: slots, a power of two up to USNIC_REL_MAX_WINDOW
+ * @isn: first sequence number to send
+ * @gfp: allocation flags
+ *
+ * Return: 0, -EINVAL for a bad @size, or -ENOMEM.
+ */
+int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
+			 gfp_t gfp)
+{
+	memset(w, 0, sizeof(*w));
+	if (!is_power_of_2(size) || size > USNIC_REL_MAX_WINDOW)
+		return -EINVAL;
+	w->slots = kvcalloc(size, sizeof(*w->slots), gfp);
+	if (!w->slots)
+		return -ENOMEM;
+	w->size = size;
+	w->una = isn;
+	w->next = isn;
+	w->sack_end = isn;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_init);
+
+void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w)
+{
+	kvfree(w->slots);
+	w->slots = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_destroy);
+
+/**
+ * usnic_rel_txwin_push() - take the next sequence number for a new packet
+ * @w: the window
+ * @now_ns: transmission time
+ * @seq: set to the packet's sequence number
+ *
+ * Return: 0, or -ENOSPC when the window is full.
+ */
+int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (usnic_rel_txwin_full(w))
+		return -ENOSPC;
+	s = &w->slots[usnic_rel_txwin_slot(w, w->next)];
+	s->sent_ns = now_ns;
+	/* A packet first sent during a recovery is not one of its losses. */
+	s->epoch = w->epoch;
+	s->retx = 0;
+	s->sacked = false;
+	*seq = w->next++;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_push);
+
+/* Bits of a SACK for @ack that may be set: those naming sequences sent. */
+static u64 usnic_rel_sack_valid_mask(const struct usnic_rel_txwin *w, u32 ack)
+{
+	u32 beyond = w->next - ack;	/* sent at or after ack */
+
+	if (beyond <= 1)
+		return 0;
+	if (beyond - 1 >= USNIC_REL_WIRE_SACK_BITS)
+		return ~0ULL;
+	return GENMASK_ULL(beyond - 2, 0);
+}
+
+/* Forget [una, ack); returns whether any of them was retransmitted. */
+static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
+{
+	bool retx = false;
+
+	for (; w->una != ack; w->una++) {
+		struct usnic_rel_tx_slot *s =
+			&w->slots[usnic_rel_txwin_slot(w, w->una)];
+
+		if (s->retx)
+			retx = true;
+		if (s->sacked) {
+			s->sacked = false;
+			w->nr_sacked--;
+		}
+	}
+	if (usnic_rel_seq_before(w->sack_end, w->una))
+		w->sack_end = w->una;
+	return retx;
+}
+
+static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
+{
+	u32 newly = 0;
+
+	while (sack) {
+		unsigned int bit = __ffs64(sack);
+		u32 seq = w->una + 1 + bit;
+		struct usnic_rel_tx_slot *s =
+			&w->slots[usnic_rel_txwin_slot(w, seq)];
+
+		sack &= sack - 1;
+		if (s->sacked)
+			continue;
+		s->sacked = true;
+		w->nr_sacked++;
+		newly++;
+		if (usnic_rel_seq_after(seq + 1, w->sack_end))
+			w->sack_end = seq + 1;
+	}
+	return newly;
+}
+
+/**
+ * usnic_rel_txwin_ack() - process an acknowledgment from the peer
+ * @w: the window
+ * @ack: cumulative ACK: everything before it was received
+ * @sack: SACK bitmap, bit i for @ack + 1 + i
+ * @pure: it came in a standalone ACK, not piggy-backed on data; only those
+ *	count as duplicates without new SACK information
+ * @now_ns: arrival time
+ * @res: what changed; only filled for USNIC_REL_ACK_NEW and _DUP
+ *
+ * Only una < @ack <= next moves the window. An older @ack is a reordered ACK
+ * and a newer one, or SACK bits past the last packet sent, were never earned:
+ * both are ignored whole so a forged ACK cannot free unsent slots.
+ *
+ * Return: the verdict, for the caller's counters.
+ */
+enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
+					       u32 ack, u64 sack, bool pure,
+					       u64 now_ns,
+					       struct usnic_rel_ack_result *res)
+{
+	const struct usnic_rel_tx_slot *last;
+	bool had_flight = w->una != w->next;
+	bool retx;
+
+	if (usnic_rel_seq_before(ack, w->una))
+		return USNIC_REL_ACK_STALE;
+	if (usnic_rel_seq_after(ack, w->next) ||
+	    (sack & ~usnic_rel_sack_valid_mask(w, ack)))
+		return USNIC_REL_ACK_FORGED;
+
+	memset(res, 0, sizeof(*res));
+	res->rtt_ns = -1;
+	res->freed_from = w->una;
+	res->freed = ack - w->una;
+	if (res->freed) {
+		/*
+		 * Karn: sample only if nothing acknowledged now was ever resent,
+		 * and from the newest packet, unless a SACK had already
+		 * covered it (then the ACK waited for a hole, not the path).
+		 */
+		last = &w->slots[usnic_rel_txwin_slot(w, ack - 1)];
+		if (!last->sacked && now_ns >= last->sent_ns)
+			res->rtt_ns = now_ns - last->sent_ns;
+		retx = usnic_rel_txwin_free(w, ack);
+		if (retx)
+			res->rtt_ns = -1;
+		w->dup_acks = 0;
+	}
+	res->newly_sacked = usnic_rel_txwin_mark_sacked(w, sack);
+
+	if (!res->freed && had_flight && (pure || res->newly_sacked))
+		w->dup_acks++;
+
+	if (w->in_recovery && usnic_rel_seq_after_eq(w->una, w->recover))
+		w->in_recovery = false;
+
+	if (w->una != w->next) {
+		if (!w->in_recovery &&
+		    (w->dup_acks >= USNIC_REL_DUPACK_THRESH ||
+		     w->nr_sacked >= USNIC_REL_DUPACK_THRESH)) {
+			w->in_recovery = true;
+			w->recover = w->next;
+			w->epoch++;
+			res->fast_retransmit = true;
+		} else if (w->in_recovery && res->freed) {
+			/* A partial ACK: the next hole was lost too. */
+			res->fast_retransmit = true;
+		}
+	}
+
+	return res->freed || res->newly_sacked ? USNIC_REL_ACK_NEW :
+						 USNIC_REL_ACK_DUP;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
+
+/**
+ * usnic_rel_txwin_timeout() - the retransmit timer fired
+ * @w: the window
+ *
+ * Every packet not known to be received becomes a candidate for
+ * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent.
+ */
+void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
+{
+	w->epoch++;
+	w->dup_acks = 0;
+	w->in_recovery = w->una != w->next;
+	w->recover = w->next;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
+
+/**
+ * usnic_rel_txwin_lost_end() - end of the range known lost after a fast
+ *	retransmit decision
+ * @w: the window
+ *
+ * Return: one past the highest SACKed sequence; without SACKs (duplicate
+ * ACKs only), una + 1, for only the first packet is known lost.
+ */
+u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w)
+{
+	if (w->una == w->next)
+		return w->una;
+	if (usnic_rel_seq_after(w->sack_end, w->una))
+		return w->sack_end;
+	return w->una + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_lost_end);
+
+/**
+ * usnic_rel_txwin_next_retx() - find the next packet to retransmit
+ * @w: the window
+ * @seq: in: where to start (clamped to una); out: the packet
+ * @end: stop before this sequence (usnic_rel_txwin_lost_end() for a fast
+ *	retransmit, next after a timeout)
+ *
+ * Skips SACKed packets and those already sent again since the loss was
+ * detected. Typical use: seq = una; while (next_retx(w, &seq, end)) {
+ * resend; usnic_rel_txwin_retransmitted(); seq++; }
+ *
+ * Return: true with *@seq set, or false when none is left.
+ */
+bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
+			       u32 end)
+{
+	u32 s = *seq;
+
+	if (usnic_rel_seq_before(s, w->una))
+		s = w->una;
+	if (usnic_rel_seq_after(end, w->next))
+		end = w->next;
+	for (; usnic_rel_seq_before(s, end); s++) {
+		const struct usnic_rel_tx_slot *slot =
+			&w->slots[usnic_rel_txwin_slot(w, s)];
+
+		if (!slot->sacked && slot->epoch != w->epoch) {
+			*seq = s;
+			return true;
+		}
+	}
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_retx);
+
+/* Record that in-flight packet @seq was sent again at @now_ns. */
+void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
+				   u64 now_ns)
+{
+	struct usnic_rel_tx_slot *s = &w->slots[usnic_rel_txwin_slot(w, seq)];
+
+	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
+		return;
+	s->sent_ns = now_ns;
+	s->epoch = w->epoch;
+	if (s->retx < U16_MAX)
+		s->retx++;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
+
+/* The peer restarted: nothing is in flight any more; start again at @isn. */
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
+{
+	memset(w->slots, 0, w->size * sizeof(*w->slots));
+	w->una = isn;
+	w->next = isn;
+	w->sack_end = isn;
+	w->nr_sacked = 0;
+	w->dup_acks = 0;
+	w->in_recovery = false;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: the send window of one (peer, channel): what is in flight, what
+ * the peer acknowledged, and what must be sent again.
+ */
+#ifndef _USNIC_REL_TXWIN_H
+#define _USNIC_REL_TXWIN_H
+
+#include <linux/gfp.h>
+#include <linux/types.h>
+
+/* Largest send or receive window, as in usNIC. */
+#define USNIC_REL_MAX_WINDOW	4096
+/* Duplicate ACKs, or SACKed packets above a hole, that mean a loss. */
+#define USNIC_REL_DUPACK_THRESH	3
+
+/*
+ * Per in-flight packet. The caller keeps the packet itself in its own array
+ * indexed by usnic_rel_txwin_slot().
+ */
+struct usnic_rel_tx_slot {
+	u64 sent_ns;	/* last (re)transmission, for RTT samples */
+	u32 epoch;	/* recovery epoch of the last transmission */
+	u16 retx;	/* retransmissions: no RTT sample (Karn) */
+	bool sacked;	/* the receiver holds it out of order */
+};
+
+struct usnic_rel_txwin {
+	struct usnic_rel_tx_slot *slots;
+	u32 size;	/* slots, a power of two */
+	u32 una;	/* oldest unacknowledged sequence */
+	u32 next;	/* next sequence to send */
+	u32 sack_end;	/* one past the highest SACKed sequence, at least una */
+	u32 nr_sacked;	/* SACKed packets in [una, next) */
+	u32 dup_acks;
+	u32 epoch;	/* bumped when a loss is detected */
+	u32 recover;	/* next when the current recovery started */
+	bool in_recovery;
+};
+
+enum usnic_rel_ack_verdict {
+	USNIC_REL_ACK_NEW,	/* freed packets or learnt of new SACKs */
+	USNIC_REL_ACK_DUP,	/* valid, but nothing new */
+	USNIC_REL_ACK_STALE,	/* ack below una: an old, reordered ACK */
+	USNIC_REL_ACK_FORGED,	/* acks or SACKs a sequence never sent */
+};
+
+struct usnic_rel_ack_result {
+	u32 freed_from;		/* first newly acknowledged sequence */
+	u32 freed;		/* how many: [freed_from, freed_from + freed) */
+	u32 newly_sacked;
+	s64 rtt_ns;		/* RTT sample, or -1 */
+	bool fast_retransmit;	/* a loss was detected: resend the holes */
+};
+
+int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
+			 gfp_t gfp);
+void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w);
+int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
+enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
+					       u32 ack, u64 sack, bool pure,
+					       u64 now_ns,
+					       struct usnic_rel_ack_result *res);
+void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
+u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w);
+bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
+			       u32 end);
+void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
+				   u64 now_ns);
+
+static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
+{
+	return w->next - w->una;
+}
+
+static inline bool usnic_rel_txwin_full(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_inflight(w) >= w->size;
+}
+
+/* Index of @seq's slot, in this window and in the caller's packet array. */
+static inline u32 usnic_rel_txwin_slot(const struct usnic_rel_txwin *w,
+				       u32 seq)
+{
+	return seq & (w->size - 1);
+}
+
+#endif /* _USNIC_REL_TXWIN_H */

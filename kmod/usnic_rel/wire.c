@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: packet header parsing and building. The parser is the only code
+ * that reads a received header, and it trusts nothing: every field is checked
+ * here, once, before any other file sees the packet.
+ */
+#include <linux/build_bug.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "kunit_vis.h"
+#include "wire.h"
+
+static_assert(sizeof(struct usnic_rel_hdr) == 40);
+static_assert(sizeof(struct usnic_rel_data_hdr) == 24);
+static_assert(sizeof(struct usnic_rel_put_hdr) == 32);
+static_assert(sizeof(struct usnic_rel_get_req_hdr) == 24);
+static_assert(sizeof(struct usnic_rel_get_resp_hdr) == 16);
+static_assert(sizeof(struct usnic_rel_atomic_req_hdr) == 40);
+static_assert(sizeof(struct usnic_rel_atomic_resp_hdr) == 16);
+static_assert(sizeof(struct usnic_rel_status_hdr) == 8);
+static_assert(offsetof(struct usnic_rel_hdr, sack) % 8 == 0);
+/* payload_len is 16 bits wide. */
+static_assert(USNIC_REL_WIRE_MAX_PAYLOAD <= U16_MAX);
+
+static const u8 usnic_rel_type_hdr_len[USNIC_REL_PKT_TYPE_MAX + 1] = {
+	[USNIC_REL_PKT_DATA] = sizeof(struct usnic_rel_data_hdr),
+	[USNIC_REL_PKT_ACK] = 0,
+	[USNIC_REL_PKT_PUT] = sizeof(struct usnic_rel_put_hdr),
+	[USNIC_REL_PKT_GET_REQ] = sizeof(struct usnic_rel_get_req_hdr),
+	[USNIC_REL_PKT_GET_RESP] = sizeof(struct usnic_rel_get_resp_hdr),
+	[USNIC_REL_PKT_ATOMIC_REQ] = sizeof(struct usnic_rel_atomic_req_hdr),
+	[USNIC_REL_PKT_ATOMIC_RESP] = sizeof(struct usnic_rel_atomic_resp_hdr),
+	[USNIC_REL_PKT_STATUS] = sizeof(struct usnic_rel_status_hdr),
+};
+
+static bool usnic_rel_type_valid(u8 type)
+{
+	return type >= USNIC_REL_PKT_DATA && type <= USNIC_REL_PKT_TYPE_MAX;
+}
+
+/* Types whose packets carry no payload at all. */
+static bool usnic_rel_type_has_payload(u8 type)
+{
+	return type == USNIC_REL_PKT_DATA || type == USNIC_REL_PKT_PUT ||
+	       type == USNIC_REL_PKT_GET_RESP;
+}
+
+/**
+ * usnic_rel_wire_hdr_len() - bytes of headers before the payload
+ * @type: packet type
+ *
+ * Return: the common plus the type header length, or 0 for an unknown type.
+ */
+size_t usnic_rel_wire_hdr_len(u8 type)
+{
+	if (!usnic_rel_type_valid(type))
+		return 0;
+	return sizeof(struct usnic_rel_hdr) + usnic_rel_type_hdr_len[type];
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_hdr_len);
+
+/* A fragment [off, off + len) must fit its whole, which must fit @max. */
+static enum usnic_rel_drop_reason usnic_rel_check_frag(u32 off, u32 len,
+						       u32 total, u32 max)
+{
+	if (total > max)
+		return USNIC_REL_DROP_TOO_BIG;
+	if (off > total || len > total - off)
+		return USNIC_REL_DROP_FRAG_RANGE;
+	/* Only an empty whole may arrive as an empty fragment. */
+	if (!len && total)
+		return USNIC_REL_DROP_BAD_LENGTH;
+	return USNIC_REL_DROP_NONE;
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_data(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_data_hdr h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->data.msg_id = be32_to_cpu(h.msg_id);
+	pkt->data.frag_offset = be32_to_cpu(h.frag_offset);
+	pkt->data.msg_len = be32_to_cpu(h.msg_len);
+	pkt->data.imm = be64_to_cpu(h.imm);
+	return usnic_rel_check_frag(pkt->data.frag_offset, pkt->payload_len,
+				    pkt->data.msg_len, USNIC_REL_WIRE_MAX_MSG);
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_put(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_put_hdr h;
+	enum usnic_rel_drop_reason r;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->put.rkey = be64_to_cpu(h.rkey);
+	pkt->put.offset = be64_to_cpu(h.offset);
+	pkt->put.op_id = be32_to_cpu(h.op_id);
+	pkt->put.frag_offset = be32_to_cpu(h.frag_offset);
+	pkt->put.op_len = be32_to_cpu(h.op_len);
+	r = usnic_rel_check_frag(pkt->put.frag_offset, pkt->payload_len,
+				 pkt->put.op_len, USNIC_REL_WIRE_MAX_RDMA);
+	if (r)
+		return r;
+	if (pkt->put.offset + pkt->payload_len < pkt->put.offset)
+		return USNIC_REL_DROP_ADDR_WRAP;
+	return USNIC_REL_DROP_NONE;
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_get_req(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_get_req_hdr h;
+
+	memcpy(&h, p, sizeof(h));
+	pkt->get_req.rkey = be64_to_cpu(h.rkey);
+	pkt->get_req.offset = be64_to_cpu(h.offset);
+	pkt->get_req.op_id = be32_to_cpu(h.op_id);
+	pkt->get_req.length = be32_to_cpu(h.length);
+	if (!pkt->get_req.length)
+		return USNIC_REL_DROP_BAD_LENGTH;
+	if (pkt->get_req.length > USNIC_REL_WIRE_MAX_RDMA)
+		return USNIC_REL_DROP_TOO_BIG;
+	if (pkt->get_req.offset + pkt->get_req.length < pkt->get_req.offset)
+		return USNIC_REL_DROP_ADDR_WRAP;
+	return USNIC_REL_DROP_NONE;
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_get_resp(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_get_resp_hdr h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->get_resp.op_id = be32_to_cpu(h.op_id);
+	pkt->get_resp.frag_offset = be32_to_cpu(h.frag_offset);
+	pkt->get_resp.op_len = be32_to_cpu(h.op_len);
+	/* A GET is never empty, so neither is any of its fragments. */
+	if (!pkt->get_resp.op_len)
+		return USNIC_REL_DROP_BAD_LENGTH;
+	return usnic_rel_check_frag(pkt->get_resp.frag_offset,
+				    pkt->payload_len, pkt->get_resp.op_len,
+				    USNIC_REL_WIRE_MAX_RDMA);
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_atomic_req(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_atomic_req_hdr h;
+	u64 limit;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->atomic_req.rkey = be64_to_cpu(h.rkey);
+	pkt->atomic_req.offset = be64_to_cpu(h.offset);
+	pkt->atomic_req.op_id = be32_to_cpu(h.op_id);
+	pkt->atomic_req.op = h.op;
+	pkt->atomic_req.size = h.size;
+	pkt->atomic_req.operand = be64_to_cpu(h.operand);
+	pkt->atomic_req.compare = be64_to_cpu(h.compare);
+
+	if (h.op < USNIC_REL_ATOMIC_FADD || h.op > USNIC_REL_ATOMIC_SWAP)
+		return USNIC_REL_DROP_BAD_ATOMIC;
+	if (h.size != 4 && h.size != 8)
+		return USNIC_REL_DROP_BAD_ATOMIC;
+	/* Natural alignment also keeps the operand inside one page. */
+	if (pkt->atomic_req.offset & (h.size - 1))
+		return USNIC_REL_DROP_BAD_ATOMIC;
+	limit = h.size == 4 ? U32_MAX : U64_MAX;
+	if (pkt->atomic_req.operand > limit || pkt->atomic_req.compare > limit)
+		return USNIC_REL_DROP_BAD_ATOMIC;
+	if (h.op != USNIC_REL_ATOMIC_CAS && pkt->atomic_req.compare)
+		return USNIC_REL_DROP_BAD_ATOMIC;
+	return USNIC_REL_DROP_NONE;
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_atomic_resp(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_atomic_resp_hdr h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->atomic_resp.op_id = be32_to_cpu(h.op_id);
+	pkt->atomic_resp.old = be64_to_cpu(h.old);
+	return USNIC_REL_DROP_NONE;
+}
+
+static enum usnic_rel_drop_reason
+usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_status_hdr h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->status.op_id = be32_to_cpu(h.op_id);
+	pkt->status.status = be16_to_cpu(h.status);
+	pkt->status.req_type = h.req_type;
+	if (pkt->status.status > USNIC_REL_ST_MAX)
+		return USNIC_REL_DROP_BAD_STATUS;
+	switch (h.req_type) {
+	case USNIC_REL_PKT_PUT:
+		return USNIC_REL_DROP_NONE;
+	case USNIC_REL_PKT_GET_REQ:
+	case USNIC_REL_PKT_ATOMIC_REQ:
+		/* These succeed with their own response, never with OK. */
+		if (pkt->status.status == USNIC_REL_ST_OK)
+			return USNIC_REL_DROP_BAD_STATUS;
+		return USNIC_REL_DROP_NONE;
+	default:
+		return USNIC_REL_DROP_BAD_STATUS;
+	}
+}
+
+/**
+ * usnic_rel_wire_parse() - validate and decode one received datagram
+ * @buf: the UDP payload, in linear memory
+ * @len: its length
+ * @pkt: decoded fields; pkt->payload points into @buf. Only meaningful on
+ *	success.
+ *
+ * Checks everything a packet can be checked for on its own; the sequence,
+ * incarnation and rkey checks need state and belong to the callers.
+ *
+ * Return: USNIC_REL_DROP_NONE (0), or why the packet must be dropped.
+ */
+enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
+						struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_hdr h;
+	size_t hlen;
+	const u8 *p = buf;
+
+	if (len < sizeof(h))
+		return USNIC_REL_DROP_TRUNCATED;
+	memcpy(&h, buf, sizeof(h));
+	if (be32_to_cpu(h.magic) != USNIC_REL_WIRE_MAGIC)
+		return USNIC_REL_DROP_BAD_MAGIC;
+	if (h.version != USNIC_REL_WIRE_VERSION)
+		return USNIC_REL_DROP_BAD_VERSION;
+	if (!usnic_rel_type_valid(h.type))
+		return USNIC_REL_DROP_BAD_TYPE;
+	if (h.channel >= USNIC_REL_NR_CHANS)
+		return USNIC_REL_DROP_BAD_CHANNEL;
+	if (h.flags & ~USNIC_REL_F_ALL)
+		return USNIC_REL_DROP_BAD_FLAGS;
+	if (h.type == USNIC_REL_PKT_ACK && !(h.flags & USNIC_REL_F_ACK))
+		return USNIC_REL_DROP_BAD_FLAGS;
+	if (h.reserved || h.reserved2)
+		return USNIC_REL_DROP_RESERVED;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = h.type;
+	pkt->channel = h.channel;
+	pkt->flags = h.flags;
+	pkt->src_incarnation = be32_to_cpu(h.src_incarnation);
+	pkt->dst_incarnation = be32_to_cpu(h.dst_incarnation);
+	pkt->seq = be32_to_cpu(h.seq);
+	pkt->ack = be32_to_cpu(h.ack);
+	pkt->sack = be64_to_cpu(h.sack);
+	pkt->payload_len = be16_to_cpu(h.payload_len);
+
+	hlen = usnic_rel_wire_hdr_len(h.type);
+	if (len < hlen)
+		return USNIC_REL_DROP_TRUNCATED;
+	if (pkt->payload_len > USNIC_REL_WIRE_MAX_PAYLOAD)
+		return USNIC_REL_DROP_BAD_LENGTH;
+	if (pkt->payload_len && !usnic_rel_type_has_payload(h.type))
+		return USNIC_REL_DROP_BAD_LENGTH;
+	if (len < hlen + pkt->payload_len)
+		return USNIC_REL_DROP_TRUNCATED;
+	if (len > hlen + pkt->payload_len)
+		return USNIC_REL_DROP_BAD_LENGTH;
+	pkt->payload = p + hlen;
+
+	p += sizeof(h);
+	switch (h.type) {
+	case USNIC_REL_PKT_DATA:
+		return usnic_rel_parse_data(p, pkt);
+	case USNIC_REL_PKT_PUT:
+		return usnic_rel_parse_put(p, pkt);
+	case USNIC_REL_PKT_GET_REQ:
+		return usnic_rel_parse_get_req(p, pkt);
+	case USNIC_REL_PKT_GET_RESP:
+		return usnic_rel_parse_get_resp(p, pkt);
+	case USNIC_REL_PKT_ATOMIC_REQ:
+		return usnic_rel_parse_atomic_req(p, pkt);
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		return usnic_rel_parse_atomic_resp(p, pkt);
+	case USNIC_REL_PKT_STATUS:
+		return usnic_rel_parse_status(p, pkt);
+	default:
+		return USNIC_REL_DROP_NONE;	/* ACK: nothing more */
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_parse);
+
+static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
+{
+	switch (pkt->type) {
+	case USNIC_REL_PKT_DATA: {
+		struct usnic_rel_data_hdr h = {
+			.msg_id = cpu_to_be32(pkt->data.msg_id),
+			.frag_offset = cpu_to_be32(pkt->data.frag_offset),
+			.msg_len = cpu_to_be32(pkt->data.msg_len),
+			.imm = cpu_to_be64(pkt->data.imm),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_PUT: {
+		struct usnic_rel_put_hdr h = {
+			.rkey = cpu_to_be64(pkt->put.rkey),
+			.offset = cpu_to_be64(pkt->put.offset),
+			.op_id = cpu_to_be32(pkt->put.op_id),
+			.frag_offset = cpu_to_be32(pkt->put.frag_offset),
+			.op_len = cpu_to_be32(pkt->put.op_len),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_GET_REQ: {
+		struct usnic_rel_get_req_hdr h = {
+			.rkey = cpu_to_be64(pkt->get_req.rkey),
+			.offset = cpu_to_be64(pkt->get_req.offset),
+			.op_id = cpu_to_be32(pkt->get_req.op_id),
+			.length = cpu_to_be32(pkt->get_req.length),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_GET_RESP: {
+		struct usnic_rel_get_resp_hdr h = {
+			.op_id = cpu_to_be32(pkt->get_resp.op_id),
+			.frag_offset = cpu_to_be32(pkt->get_resp.frag_offset),
+			.op_len = cpu_to_be32(pkt->get_resp.op_len),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_ATOMIC_REQ: {
+		struct usnic_rel_atomic_req_hdr h = {
+			.rkey = cpu_to_be64(pkt->atomic_req.rkey),
+			.offset = cpu_to_be64(pkt->atomic_req.offset),
+			.op_id = cpu_to_be32(pkt->atomic_req.op_id),
+			.op = pkt->atomic_req.op,
+			.size = pkt->atomic_req.size,
+			.operand = cpu_to_be64(pkt->atomic_req.operand),
+			.compare = cpu_to_be64(pkt->atomic_req.compare),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_ATOMIC_RESP: {
+		struct usnic_rel_atomic_resp_hdr h = {
+			.op_id = cpu_to_be32(pkt->atomic_resp.op_id),
+			.old = cpu_to_be64(pkt->atomic_resp.old),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	case USNIC_REL_PKT_STATUS: {
+		struct usnic_rel_status_hdr h = {
+			.op_id = cpu_to_be32(pkt->status.op_id),
+			.status = cpu_to_be16(pkt->status.status),
+			.req_type = pkt->status.req_type,
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
+	}
+}
+
+/**
+ * usnic_rel_wire_build() - encode the headers of a packet to send
+ * @buf: where the headers go; the payload follows them
+ * @size: room at @buf
+ * @pkt: fields to encode, host order (pkt->payload is ignored)
+ *
+ * Return: bytes of headers written, or 0 if the type is unknown, the payload
+ * too long or @size too small.
+ */
+size_t usnic_rel_wire_build(void *buf, size_t size,
+			    const struct usnic_rel_pkt *pkt)
+{
+	size_t hlen = usnic_rel_wire_hdr_len(pkt->type);
+	struct usnic_rel_hdr h = {
+		.magic = cpu_to_be32(USNIC_REL_WIRE_MAGIC),
+		.version = USNIC_REL_WIRE_VERSION,
+		.type = pkt->type,
+		.channel = pkt->channel,
+		.flags = pkt->flags,
+		.src_incarnation = cpu_to_be32(pkt->src_incarnation),
+		.dst_incarnation = cpu_to_be32(pkt->dst_incarnation),
+		.seq = cpu_to_be32(pkt->seq),
+		.ack = cpu_to_be32(pkt->ack),
+		.payload_len = cpu_to_be16(pkt->payload_len),
+		.sack = cpu_to_be64(pkt->sack),
+	};
+
+	if (!hlen || size < hlen ||
+	    pkt->payload_len > USNIC_REL_WIRE_MAX_PAYLOAD)
+		return 0;
+	memcpy(buf, &h, sizeof(h));
+	usnic_rel_build_type_hdr((u8 *)buf + sizeof(h), pkt);
+	return hlen;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_build);
+
+static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
+	[USNIC_REL_DROP_NONE] = "none",
+	[USNIC_REL_DROP_TRUNCATED] = "truncated",
+	[USNIC_REL_DROP_BAD_MAGIC] = "bad_magic",
+	[USNIC_REL_DROP_BAD_VERSION] = "bad_version",
+	[USNIC_REL_DROP_BAD_TYPE] = "bad_type",
+	[USNIC_REL_DROP_BAD_CHANNEL] = "bad_channel",
+	[USNIC_REL_DROP_BAD_FLAGS] = "bad_flags",
+	[USNIC_REL_DROP_RESERVED] = "reserved_set",
+	[USNIC_REL_DROP_BAD_LENGTH] = "bad_length",
+	[USNIC_REL_DROP_FRAG_RANGE] = "frag_range",
+	[USNIC_REL_DROP_TOO_BIG] = "too_big",
+	[USNIC_REL_DROP_ADDR_WRAP] = "addr_wrap",
+	[USNIC_REL_DROP_BAD_ATOMIC] = "bad_atomic",
+	[USNIC_REL_DROP_BAD_STATUS] = "bad_status",
+	[USNIC_REL_DROP_UNKNOWN_PEER] = "unknown_peer",
+	[USNIC_REL_DROP_STALE_INCARNATION] = "stale_incarnation",
+	[USNIC_REL_DROP_OUT_OF_WINDOW] = "out_of_window",
+	[USNIC_REL_DROP_DUPLICATE] = "duplicate",
+	[USNIC_REL_DROP_BAD_ACK] = "bad_ack",
+	[USNIC_REL_DROP_REASM] = "reassembly",
+	[USNIC_REL_DROP_NO_MEMORY] = "no_memory",
+};
+
+/**
+ * usnic_rel_drop_reason_name() - counter name of a drop reason
+ * @reason: the reason
+ *
+ * Return: a short lower-case name, "unknown" when out of range.
+ */
+const char *usnic_rel_drop_reason_name(enum usnic_rel_drop_reason reason)
+{
+	if ((unsigned int)reason >= USNIC_REL_DROP_MAX ||
+	    !usnic_rel_drop_names[reason])
+		return "unknown";
+	return usnic_rel_drop_names[reason];
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_drop_reason_name);

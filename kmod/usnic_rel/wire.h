@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: parsing and building packet headers (see uapi/usnic_rel_wire.h).
+ */
+#ifndef _USNIC_REL_WIRE_H
+#define _USNIC_REL_WIRE_H
+
+#include <linux/types.h>
+
+#include "../../include/uapi/usnic_rel_wire.h"
+
+/*
+ * Why a packet was dropped, one counter each. The parser returns the first
+ * block; the rest are found by the callers (peer lookup, windows, RDMA).
+ */
+enum usnic_rel_drop_reason {
+	USNIC_REL_DROP_NONE = 0,
+	/* usnic_rel_wire_parse() */
+	USNIC_REL_DROP_TRUNCATED,	/* shorter than its headers */
+	USNIC_REL_DROP_BAD_MAGIC,
+	USNIC_REL_DROP_BAD_VERSION,
+	USNIC_REL_DROP_BAD_TYPE,
+	USNIC_REL_DROP_BAD_CHANNEL,
+	USNIC_REL_DROP_BAD_FLAGS,	/* unknown bit, or ACK without F_ACK */
+	USNIC_REL_DROP_RESERVED,	/* non-zero reserved field */
+	USNIC_REL_DROP_BAD_LENGTH,	/* payload_len vs datagram or type */
+	USNIC_REL_DROP_FRAG_RANGE,	/* fragment outside its message/op */
+	USNIC_REL_DROP_TOO_BIG,		/* message or operation too long */
+	USNIC_REL_DROP_ADDR_WRAP,	/* remote offset + length wraps */
+	USNIC_REL_DROP_BAD_ATOMIC,	/* op, size, alignment or operand */
+	USNIC_REL_DROP_BAD_STATUS,	/* unknown status or answered type */
+	/* callers */
+	USNIC_REL_DROP_UNKNOWN_PEER,
+	USNIC_REL_DROP_STALE_INCARNATION,
+	USNIC_REL_DROP_OUT_OF_WINDOW,
+	USNIC_REL_DROP_DUPLICATE,
+	USNIC_REL_DROP_BAD_ACK,		/* stale or forged acknowledgment */
+	USNIC_REL_DROP_REASM,		/* fragment disagrees with its message */
+	USNIC_REL_DROP_NO_MEMORY,
+	USNIC_REL_DROP_MAX,
+};
+
+/* The header fields of one packet, decoded to host order and validated. */
+struct usnic_rel_pkt {
+	u8 type;
+	u8 channel;
+	u8 flags;
+	u32 src_incarnation;
+	u32 dst_incarnation;
+	u32 seq;
+	u32 ack;
+	u64 sack;
+	u32 payload_len;
+	const void *payload;	/* inside the parsed buffer; NULL when building */
+	union {
+		struct {
+			u32 msg_id;
+			u32 frag_offset;
+			u32 msg_len;
+			u64 imm;
+		} data;
+		struct {
+			u64 rkey;
+			u64 offset;
+			u32 op_id;
+			u32 frag_offset;
+			u32 op_len;
+		} put;
+		struct {
+			u64 rkey;
+			u64 offset;
+			u32 op_id;
+			u32 length;
+		} get_req;
+		struct {
+			u32 op_id;
+			u32 frag_offset;
+			u32 op_len;
+		} get_resp;
+		struct {
+			u64 rkey;
+			u64 offset;
+			u64 operand;
+			u64 compare;
+			u32 op_id;
+			u8 op;
+			u8 size;
+		} atomic_req;
+		struct {
+			u64 old;
+			u32 op_id;
+		} atomic_resp;
+		struct {
+			u32 op_id;
+			u16 status;
+			u8 req_type;
+		} status;
+	};
+};
+
+size_t usnic_rel_wire_hdr_len(u8 type);
+enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
+						struct usnic_rel_pkt *pkt);
+size_t usnic_rel_wire_build(void *buf, size_t size,
+			    const struct usnic_rel_pkt *pkt);
+const char *usnic_rel_drop_reason_name(enum usnic_rel_drop_reason reason);
+
+#endif /* _USNIC_REL_WIRE_H */

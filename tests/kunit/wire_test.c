@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the packet parser against malformed input, and build/parse round
+ * trips of every packet type.
+ */
+#include <kunit/test.h>
+#include <linux/string.h>
+
+#include "wire.h"
+
+#define WT_BUF	(128 + 64)
+#define WT_PAYLOAD 16
+
+/* A valid packet of @type, payload included when the type takes one. */
+static void wt_valid(struct usnic_rel_pkt *p, u8 type)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+	p->channel = USNIC_REL_CHAN_DATA;
+	p->flags = USNIC_REL_F_ACK;
+	p->src_incarnation = 0x11223344;
+	p->dst_incarnation = 0x55667788;
+	p->seq = 0xfffffffe;
+	p->ack = 7;
+	p->sack = 0x8000000000000005ULL;
+	switch (type) {
+	case USNIC_REL_PKT_DATA:
+		p->payload_len = WT_PAYLOAD;
+		p->data.msg_id = 9;
+		p->data.frag_offset = 32;
+		p->data.msg_len = 64;
+		p->data.imm = 0xfedcba9876543210ULL;
+		break;
+	case USNIC_REL_PKT_PUT:
+		p->payload_len = WT_PAYLOAD;
+		p->put.rkey = 0xa5a5a5a5a5a5a5a5ULL;
+		p->put.offset = 4096;
+		p->put.op_id = 3;
+		p->put.frag_offset = 0;
+		p->put.op_len = WT_PAYLOAD;
+		break;
+	case USNIC_REL_PKT_GET_REQ:
+		p->get_req.rkey = 1;
+		p->get_req.offset = 8;
+		p->get_req.op_id = 4;
+		p->get_req.length = 100000;
+		break;
+	case USNIC_REL_PKT_GET_RESP:
+		p->payload_len = WT_PAYLOAD;
+		p->get_resp.op_id = 4;
+		p->get_resp.frag_offset = 99984;
+		p->get_resp.op_len = 100000;
+		break;
+	case USNIC_REL_PKT_ATOMIC_REQ:
+		p->atomic_req.rkey = 2;
+		p->atomic_req.offset = 24;
+		p->atomic_req.op_id = 5;
+		p->atomic_req.op = USNIC_REL_ATOMIC_CAS;
+		p->atomic_req.size = 8;
+		p->atomic_req.operand = 0x8000000000000001ULL;
+		p->atomic_req.compare = 42;
+		break;
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		p->atomic_resp.op_id = 5;
+		p->atomic_resp.old = 42;
+		break;
+	case USNIC_REL_PKT_STATUS:
+		p->status.op_id = 3;
+		p->status.status = USNIC_REL_ST_OUT_OF_BOUNDS;
+		p->status.req_type = USNIC_REL_PKT_PUT;
+		break;
+	}
+}
+
+/* Encode @p with a recognisable payload; returns the datagram length. */
+static size_t wt_encode(struct kunit *test, const struct usnic_rel_pkt *p,
+			u8 *buf)
+{
+	size_t hlen = usnic_rel_wire_build(buf, WT_BUF, p);
+	u32 i;
+
+	KUNIT_ASSERT_NE(test, hlen, 0);
+	for (i = 0; i < p->payload_len; i++)
+		buf[hlen + i] = (u8)(i * 7 + 1);
+	return hlen + p->payload_len;
+}
+
+static const u8 wt_types[] = {
+	USNIC_REL_PKT_DATA, USNIC_REL_PKT_ACK, USNIC_REL_PKT_PUT,
+	USNIC_REL_PKT_GET_REQ, USNIC_REL_PKT_GET_RESP,
+	USNIC_REL_PKT_ATOMIC_REQ, USNIC_REL_PKT_ATOMIC_RESP,
+	USNIC_REL_PKT_STATUS,
+};
+
+static void wire_round_trip_every_type(struct kunit *test)
+{
+	struct usnic_rel_pkt in, out;
+	u8 buf[WT_BUF];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(wt_types); i++) {
+		size_t len;
+
+		wt_valid(&in, wt_types[i]);
+		len = wt_encode(test, &in, buf);
+		KUNIT_ASSERT_EQ_MSG(test, usnic_rel_wire_parse(buf, len, &out),
+				    USNIC_REL_DROP_NONE, "type %u", wt_types[i]);
+		KUNIT_EXPECT_EQ(test, out.type, in.type);
+		KUNIT_EXPECT_EQ(test, out.channel, in.channel);
+		KUNIT_EXPECT_EQ(test, out.flags, in.flags);
+		KUNIT_EXPECT_EQ(test, out.src_incarnation, in.src_incarnation);
+		KUNIT_EXPECT_EQ(test, out.dst_incarnation, in.dst_incarnation);
+		KUNIT_EXPECT_EQ(test, out.seq, in.seq);
+		KUNIT_EXPECT_EQ(test, out.ack, in.ack);
+		KUNIT_EXPECT_EQ(test, out.sack, in.sack);
+		KUNIT_EXPECT_EQ(test, out.payload_len, in.payload_len);
+		KUNIT_EXPECT_PTR_EQ(test, out.payload,
+				    (const void *)(buf + len - in.payload_len));
+		/* The decoded union must match what was encoded, byte for byte. */
+		out.payload = NULL;
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(&in, &out, sizeof(in)), 0,
+				    "type %u", wt_types[i]);
+	}
+}
+
+static void wire_header_is_big_endian(struct kunit *test)
+{
+	struct usnic_rel_pkt p;
+	u8 buf[WT_BUF];
+	static const u8 head[] = {
+		0x55, 0x53, 0x52, 0x4c,		/* "USRL" */
+		USNIC_REL_WIRE_VERSION, USNIC_REL_PKT_ACK,
+		USNIC_REL_CHAN_DATA, USNIC_REL_F_ACK,
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0xff, 0xff, 0xff, 0xfe, 0x00, 0x00, 0x00, 0x07,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05,
+	};
+
+	wt_valid(&p, USNIC_REL_PKT_ACK);
+	KUNIT_ASSERT_EQ(test, wt_encode(test, &p, buf), sizeof(head));
+	KUNIT_EXPECT_EQ(test, memcmp(buf, head, sizeof(head)), 0);
+}
+
+static void wire_truncated_at_every_length(struct kunit *test)
+{
+	struct usnic_rel_pkt p, out;
+	u8 buf[WT_BUF];
+	unsigned int i;
+	size_t len, n;
+
+	for (i = 0; i < ARRAY_SIZE(wt_types); i++) {
+		wt_valid(&p, wt_types[i]);
+		len = wt_encode(test, &p, buf);
+		for (n = 0; n < len; n++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    usnic_rel_wire_parse(buf, n, &out),
+					    USNIC_REL_DROP_TRUNCATED,
+					    "type %u len %zu of %zu",
+					    wt_types[i], n, len);
+	}
+}
+
+static void wire_build_refuses_bad_requests(struct kunit *test)
+{
+	struct usnic_rel_pkt p;
+	u8 buf[WT_BUF];
+
+	wt_valid(&p, USNIC_REL_PKT_DATA);
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_build(buf, 63, &p), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_build(buf, 64, &p), 64);
+	p.payload_len = USNIC_REL_WIRE_MAX_PAYLOAD + 1;
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_build(buf, WT_BUF, &p), 0);
+	p.type = 0;
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_build(buf, WT_BUF, &p), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_hdr_len(USNIC_REL_PKT_TYPE_MAX + 1),
+			0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_hdr_len(USNIC_REL_PKT_ACK), 40);
+}
+
+static void wire_drop_reasons_have_names(struct kunit *test)
+{
+	unsigned int r;
+
+	for (r = 0; r < USNIC_REL_DROP_MAX; r++)
+		KUNIT_EXPECT_STRNEQ(test, usnic_rel_drop_reason_name(r),
+				    "unknown");
+	KUNIT_EXPECT_STREQ(test, usnic_rel_drop_reason_name(USNIC_REL_DROP_MAX),
+			   "unknown");
+}
+
+static void wire_accepts_empty_message(struct kunit *test)
+{
+	struct usnic_rel_pkt p, out;
+	u8 buf[WT_BUF];
+	size_t len;
+
+	wt_valid(&p, USNIC_REL_PKT_DATA);
+	p.payload_len = 0;
+	p.data.frag_offset = 0;
+	p.data.msg_len = 0;
+	len = wt_encode(test, &p, buf);
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_parse(buf, len, &out),
+			USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, out.payload_len, 0);
+}
+
+/* Overwrite one field of an encoded packet, big-endian. */
+struct wt_poke {
+	u8 off;
+	u8 width;	/* 0: no poke */
+	u64 val;
+};
+
+/*
+ * One malformed packet per case: a valid packet of @type with up to two
+ * fields overwritten and its length changed by @len_delta.
+ */
+struct wt_reject {
+	const char *name;
+	u8 type;
+	struct wt_poke poke[2];
+	int len_delta;
+	enum usnic_rel_drop_reason want;
+};
+
+#define HDR(f) offsetof(struct usnic_rel_hdr, f), \
+	sizeof_field(struct usnic_rel_hdr, f)
+#define TYP(s, f) sizeof(struct usnic_rel_hdr) + offsetof(struct s, f), \
+	sizeof_field(struct s, f)
+#define DATA(f) TYP(usnic_rel_data_hdr, f)
+#define PUT(f) TYP(usnic_rel_put_hdr, f)
+#define GREQ(f) TYP(usnic_rel_get_req_hdr, f)
+#define GRSP(f) TYP(usnic_rel_get_resp_hdr, f)
+#define AREQ(f) TYP(usnic_rel_atomic_req_hdr, f)
+#define ARSP(f) TYP(usnic_rel_atomic_resp_hdr, f)
+#define STAT(f) TYP(usnic_rel_status_hdr, f)
+
+#define T_DATA USNIC_REL_PKT_DATA
+#define T_ACK USNIC_REL_PKT_ACK
+#define T_PUT USNIC_REL_PKT_PUT
+#define T_GREQ USNIC_REL_PKT_GET_REQ
+#define T_GRSP USNIC_REL_PKT_GET_RESP
+#define T_AREQ USNIC_REL_PKT_ATOMIC_REQ
+#define T_ARSP USNIC_REL_PKT_ATOMIC_RESP
+#define T_STAT USNIC_REL_PKT_STATUS
+
+static const struct wt_reject wt_rejects[] = {
+	{ "bad_magic", T_DATA, {{ HDR(magic), 0x5553524d }}, 0,
+	  USNIC_REL_DROP_BAD_MAGIC },
+	{ "version_0", T_DATA, {{ HDR(version), 0 }}, 0,
+	  USNIC_REL_DROP_BAD_VERSION },
+	{ "version_2", T_DATA, {{ HDR(version), 2 }}, 0,
+	  USNIC_REL_DROP_BAD_VERSION },
+	{ "type_0", T_DATA, {{ HDR(type), 0 }}, 0, USNIC_REL_DROP_BAD_TYPE },
+	{ "type_max_plus_1", T_DATA, {{ HDR(type), USNIC_REL_PKT_TYPE_MAX + 1 }},
+	  0, USNIC_REL_DROP_BAD_TYPE },
+	{ "type_255", T_DATA, {{ HDR(type), 255 }}, 0, USNIC_REL_DROP_BAD_TYPE },
+	{ "channel_2", T_DATA, {{ HDR(channel), USNIC_REL_NR_CHANS }}, 0,
+	  USNIC_REL_DROP_BAD_CHANNEL },
+	{ "unknown_flag", T_DATA, {{ HDR(flags), USNIC_REL_F_ACK | 0x80 }}, 0,
+	  USNIC_REL_DROP_BAD_FLAGS },
+	{ "ack_without_f_ack", T_ACK, {{ HDR(flags), USNIC_REL_F_ACK_REQ }}, 0,
+	  USNIC_REL_DROP_BAD_FLAGS },
+	{ "hdr_reserved", T_DATA, {{ HDR(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "hdr_reserved2", T_DATA, {{ HDR(reserved2), 0x80000000 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "data_reserved", T_DATA, {{ DATA(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "put_reserved", T_PUT, {{ PUT(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "get_resp_reserved", T_GRSP, {{ GRSP(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "atomic_reserved", T_AREQ, {{ AREQ(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "atomic_resp_reserved", T_ARSP, {{ ARSP(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "status_reserved", T_STAT, {{ STAT(reserved), 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "trailing_byte", T_DATA, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
+	{ "ack_trailing_byte", T_ACK, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
+	{ "payload_len_huge", T_DATA, {{ HDR(payload_len), 0xffff }}, 0,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "ack_with_payload", T_ACK, {{ HDR(payload_len), 1 }}, 1,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "get_req_with_payload", T_GREQ, {{ HDR(payload_len), 4 }}, 4,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "atomic_with_payload", T_AREQ, {{ HDR(payload_len), 8 }}, 8,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "status_with_payload", T_STAT, {{ HDR(payload_len), 1 }}, 1,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "data_frag_past_end", T_DATA, {{ DATA(frag_offset), 49 }}, 0,
+	  USNIC_REL_DROP_FRAG_RANGE },
+	{ "data_frag_offset_wraps", T_DATA, {{ DATA(frag_offset), 0xffffffff }},
+	  0, USNIC_REL_DROP_FRAG_RANGE },
+	{ "data_empty_fragment", T_DATA, {{ HDR(payload_len), 0 }}, -WT_PAYLOAD,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "data_msg_too_big", T_DATA,
+	  {{ DATA(msg_len), USNIC_REL_WIRE_MAX_MSG + 1 }}, 0,
+	  USNIC_REL_DROP_TOO_BIG },
+	{ "put_frag_past_end", T_PUT, {{ PUT(frag_offset), 1 }}, 0,
+	  USNIC_REL_DROP_FRAG_RANGE },
+	{ "put_op_too_big", T_PUT, {{ PUT(op_len), USNIC_REL_WIRE_MAX_RDMA + 1 }},
+	  0, USNIC_REL_DROP_TOO_BIG },
+	{ "put_offset_wraps", T_PUT, {{ PUT(offset), ~0ULL - 8 }}, 0,
+	  USNIC_REL_DROP_ADDR_WRAP },
+	{ "get_zero_length", T_GREQ, {{ GREQ(length), 0 }}, 0,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "get_too_big", T_GREQ, {{ GREQ(length), USNIC_REL_WIRE_MAX_RDMA + 1 }},
+	  0, USNIC_REL_DROP_TOO_BIG },
+	{ "get_offset_wraps", T_GREQ, {{ GREQ(offset), ~0ULL }}, 0,
+	  USNIC_REL_DROP_ADDR_WRAP },
+	{ "get_resp_empty_op", T_GRSP, {{ GRSP(op_len), 0 }}, 0,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "get_resp_past_end", T_GRSP, {{ GRSP(op_len), 99999 }}, 0,
+	  USNIC_REL_DROP_FRAG_RANGE },
+	{ "atomic_op_0", T_AREQ, {{ AREQ(op), 0 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_op_4", T_AREQ, {{ AREQ(op), 4 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_size_2", T_AREQ, {{ AREQ(size), 2 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_size_16", T_AREQ, {{ AREQ(size), 16 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_unaligned", T_AREQ, {{ AREQ(offset), 28 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_operand_wider_than_32", T_AREQ, {{ AREQ(size), 4 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_32bit_ok", T_AREQ,
+	  {{ AREQ(size), 4 }, { AREQ(operand), 1 }}, 0,
+	  USNIC_REL_DROP_NONE },
+	{ "atomic_compare_too_wide", T_AREQ,
+	  {{ AREQ(size), 4 }, { AREQ(compare), 1ULL << 32 }}, 0,
+	  USNIC_REL_DROP_BAD_ATOMIC },
+	{ "atomic_fadd_with_compare", T_AREQ,
+	  {{ AREQ(op), USNIC_REL_ATOMIC_FADD }}, 0, USNIC_REL_DROP_BAD_ATOMIC },
+	{ "status_unknown_code", T_STAT, {{ STAT(status), USNIC_REL_ST_MAX + 1 }},
+	  0, USNIC_REL_DROP_BAD_STATUS },
+	{ "status_answers_data", T_STAT, {{ STAT(req_type), T_DATA }}, 0,
+	  USNIC_REL_DROP_BAD_STATUS },
+	{ "status_ok_for_get", T_STAT,
+	  {{ STAT(req_type), T_GREQ }, { STAT(status), USNIC_REL_ST_OK }}, 0,
+	  USNIC_REL_DROP_BAD_STATUS },
+};
+
+static void wt_reject_desc(const struct wt_reject *r, char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(wt_reject, wt_rejects, wt_reject_desc);
+
+static void wire_rejects_malformed(struct kunit *test)
+{
+	const struct wt_reject *r = test->param_value;
+	struct usnic_rel_pkt p, out;
+	u8 buf[WT_BUF];
+	unsigned int i, b;
+	size_t len;
+
+	wt_valid(&p, r->type);
+	len = wt_encode(test, &p, buf);
+	for (i = 0; i < ARRAY_SIZE(r->poke); i++) {
+		const struct wt_poke *k = &r->poke[i];
+
+		for (b = 0; b < k->width; b++)
+			buf[k->off + b] = k->val >> (8 * (k->width - 1 - b));
+	}
+	len += r->len_delta;
+	KUNIT_EXPECT_EQ(test, usnic_rel_wire_parse(buf, len, &out), r->want);
+}
+
+static struct kunit_case usnic_rel_wire_cases[] = {
+	KUNIT_CASE(wire_round_trip_every_type),
+	KUNIT_CASE(wire_header_is_big_endian),
+	KUNIT_CASE(wire_truncated_at_every_length),
+	KUNIT_CASE(wire_build_refuses_bad_requests),
+	KUNIT_CASE(wire_drop_reasons_have_names),
+	KUNIT_CASE(wire_accepts_empty_message),
+	KUNIT_CASE_PARAM(wire_rejects_malformed, wt_reject_gen_params),
+	{}
+};
+
+static struct kunit_suite usnic_rel_wire_suite = {
+	.name = "usnic_rel_wire",
+	.test_cases = usnic_rel_wire_cases,
+};
+
+kunit_test_suite(usnic_rel_wire_suite);

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test: memory registration pins pages, charges them to the process
+ * (VmPin, RLIMIT_MEMLOCK) and gives them back on deregistration and close.
+ */
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "urt.h"
+#include "urt_ep.h"
+
+static int reg(int fd, void *addr, uint64_t len, uint32_t access, uint32_t *rkey)
+{
+	struct usnic_rel_reg_mr r = {
+		.size = sizeof(r), .addr = (uintptr_t)addr, .length = len,
+		.access = access,
+	};
+	int ret = urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r);
+
+	if (!ret && rkey)
+		*rkey = r.rkey;
+	return ret;
+}
+
+static int dereg(int fd, uint32_t rkey)
+{
+	struct usnic_rel_dereg_mr d = { .size = sizeof(d), .rkey = rkey };
+
+	return urt_ioctl(fd, USNIC_REL_IOC_DEREG_MR, &d);
+}
+
+/* Pinned memory of this process in kB, from /proc/self/status. */
+static long vm_pin_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void check_basic(int fd)
+{
+	size_t len = 16 * 4096;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t k1 = 0, k2 = 0, k3 = 0;
+	long pin0 = vm_pin_kb();
+
+	URT_CHECK(buf != MAP_FAILED && ro != MAP_FAILED);
+	URT_CHECK_EQ(reg(fd, buf, len, USNIC_REL_ACCESS_ALL, &k1), 0);
+	URT_CHECK_EQ(vm_pin_kb(), pin0 + 64);
+	/* Unaligned start and end: pages 0..2 of the range. */
+	URT_CHECK_EQ(reg(fd, buf + 100, 2 * 4096, USNIC_REL_ACCESS_REMOTE_READ, &k2), 0);
+	URT_CHECK_EQ(vm_pin_kb(), pin0 + 64 + 12);
+	URT_CHECK(k1 != k2);
+	/* Read-only memory: remote read yes, anything that writes no. */
+	URT_CHECK_EQ(reg(fd, ro, 4096, USNIC_REL_ACCESS_REMOTE_READ, &k3), 0);
+	URT_CHECK_EQ(reg(fd, ro, 4096, USNIC_REL_ACCESS_LOCAL_WRITE, NULL), -EFAULT);
+
+	URT_CHECK_EQ(dereg(fd, k2), 0);
+	URT_CHECK_EQ(dereg(fd, k2), -EINVAL);
+	URT_CHECK_EQ(dereg(fd, k1), 0);
+	URT_CHECK_EQ(dereg(fd, k3), 0);
+	URT_CHECK_EQ(vm_pin_kb(), pin0);
+
+	/* Bad arguments. */
+	URT_CHECK_EQ(reg(fd, buf, 0, USNIC_REL_ACCESS_ALL, NULL), -EINVAL);
+	URT_CHECK_EQ(reg(fd, buf, 4096, 0x10, NULL), -EINVAL);
+	URT_CHECK_EQ(reg(fd, (void *)-4096L, 8192, USNIC_REL_ACCESS_ALL, NULL), -EINVAL);
+	URT_CHECK_EQ(reg(fd, (void *)(1UL << 60), 4096, USNIC_REL_ACCESS_ALL, NULL),
+		     -EINVAL);
+	URT_CHECK_EQ(reg(fd, (void *)4096, 4096, USNIC_REL_ACCESS_ALL, NULL), -EFAULT);
+	struct usnic_rel_reg_mr r = {
+		.size = sizeof(r), .addr = (uintptr_t)buf, .length = 4096,
+		.access = USNIC_REL_ACCESS_ALL, .flags = 1,
+	};
+
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	r.flags = 0;
+	r.reserved[0] = 1;
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	r.reserved[0] = 0;
+	r.rkey = 5;
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	URT_CHECK_EQ(vm_pin_kb(), pin0);
+
+	/* Registrations left at close are released with the file. */
+	URT_CHECK_EQ(reg(fd, buf, len, USNIC_REL_ACCESS_ALL, &k1), 0);
+	munmap(ro, 4096);
+	munmap(buf, len);
+}
+
+/* As an unprivileged user, RLIMIT_MEMLOCK bounds what can be pinned. */
+static int check_rlimit_child(void)
+{
+	struct rlimit rl = { .rlim_cur = 64 * 1024, .rlim_max = 64 * 1024 };
+	size_t len = 128 * 1024;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t k1, k2;
+	int fd;
+
+	URT_CHECK(buf != MAP_FAILED);
+	URT_CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	URT_CHECK_EQ(setgid(65534), 0);
+	URT_CHECK_EQ(setuid(65534), 0);
+	fd = open("/dev/usnic_rel", O_RDWR);
+	URT_CHECK(fd >= 0);
+	URT_CHECK_EQ(reg(fd, buf, 32 * 1024, USNIC_REL_ACCESS_ALL, &k1), 0);
+	URT_CHECK_EQ(reg(fd, buf, 64 * 1024, USNIC_REL_ACCESS_ALL, NULL), -ENOMEM);
+	URT_CHECK_EQ(reg(fd, buf, len, USNIC_REL_ACCESS_ALL, NULL), -ENOMEM);
+	URT_CHECK_EQ(reg(fd, buf, 32 * 1024, USNIC_REL_ACCESS_ALL, &k2), 0);
+	URT_CHECK_EQ(reg(fd, buf, 4096, USNIC_REL_ACCESS_ALL, NULL), -ENOMEM);
+	URT_CHECK_EQ(vm_pin_kb(), 64);
+	URT_CHECK_EQ(dereg(fd, k1), 0);
+	URT_CHECK_EQ(reg(fd, buf, 4096, USNIC_REL_ACCESS_ALL, NULL), 0);
+	close(fd);
+	URT_CHECK_EQ(vm_pin_kb(), 0);
+	return urt_done("vm_mr rlimit");
+}
+
+int main(void)
+{
+	int fd = open("/dev/usnic_rel", O_RDWR);
+	int status;
+	pid_t pid;
+
+	URT_CHECK(fd >= 0);
+	if (fd < 0)
+		return urt_done("vm_mr");
+	check_basic(fd);
+	close(fd);
+	URT_CHECK_EQ(vm_pin_kb(), 0);
+
+	pid = fork();
+	if (pid == 0)
+		exit(check_rlimit_child());
+	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return urt_done("vm_mr");
+}

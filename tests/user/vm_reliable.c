@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test: reliable, in-order, exactly-once delivery between two processes
+ * on both channels, messages from 0 B to the maximum, whatever the network in
+ * between does (the caller sets up netem loss, duplication and reordering).
+ *
+ * Usage: vm_reliable rx|tx LOCAL_IP LOCAL_PORT REMOTE_IP REMOTE_PORT COUNT [MIN_RETX]
+ * The receiver checks every byte, the order on each channel and that no message
+ * comes twice; the sender checks that every send completes successfully and,
+ * with MIN_RETX, that at least that many packets had to be sent again.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "urt.h"
+#include "urt_ep.h"
+
+#define DEADLINE_S 600
+
+static uint32_t max_msg[USNIC_REL_NR_CHANS];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Message @i: its channel and its length, 0 B up to the channel's maximum. */
+static int msg_chan(uint32_t i)
+{
+	return i % 3 == 0 ? USNIC_REL_CHAN_CMD : USNIC_REL_CHAN_DATA;
+}
+
+static uint32_t msg_len(uint32_t i)
+{
+	static const uint32_t sizes[] = { 0,    1,    7,    64,    65,   700,  767, 768,
+					  769,  1400, 1500, 3000,  8192, 9000, 20000 };
+	uint32_t max = max_msg[msg_chan(i)];
+
+	if (i % 17 == 16)
+		return max;
+	return sizes[i % (sizeof(sizes) / sizeof(sizes[0]))] % (max + 1);
+}
+
+static int family_of(const char *ip)
+{
+	return strchr(ip, ':') ? AF_INET6 : AF_INET;
+}
+
+static void print_counters(const char *who, struct urt_ep *ep)
+{
+	static const char *const names[] = {
+		"tx_packets",	   "rx_packets",       "rx_messages",	  "retx_timeout",
+		"retx_fast",	   "acks_standalone",  "acks_piggybacked", "acks_delayed",
+		"rx_duplicate",	   "rx_out_of_order",  "rx_out_of_window", "rx_no_buf",
+		"rx_bad_ack",	   "rx_bad_header",    "peers_dead",
+	};
+
+	printf("%s counters:", who);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		printf(" %s=%lld", names[i], urt_counter(ep->info.debug_id, names[i]));
+	printf("\n");
+}
+
+static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
+{
+	uint32_t next[USNIC_REL_NR_CHANS] = { 0, 1 };
+	uint32_t got = 0, bad = 0;
+	struct usnic_rel_cqe cqe;
+	double deadline = now_s() + DEADLINE_S;
+
+	urt_post_all_rx(ep);
+	while (got < count && now_s() < deadline) {
+		if (urt_cq_next(ep, &cqe, 1000))
+			continue;
+		if (cqe.opcode != USNIC_REL_OP_RECV || cqe.status || cqe.peer != peer ||
+		    cqe.channel >= USNIC_REL_NR_CHANS) {
+			fprintf(stderr, "rx: unexpected cqe op %u status %d peer %u\n",
+				cqe.opcode, cqe.status, cqe.peer);
+			bad++;
+			continue;
+		}
+		uint32_t i = (uint32_t)cqe.imm;
+		int chan = cqe.channel;
+		const uint8_t *p = urt_rx_buf(ep, cqe.buf);
+
+		/* Each channel is in order: the next message of this channel. */
+		while (next[chan] < count && msg_chan(next[chan]) != chan)
+			next[chan]++;
+		if (i != next[chan] || cqe.len != msg_len(i)) {
+			fprintf(stderr, "rx: chan %d got message %u len %u, expected %u len %u\n",
+				chan, i, cqe.len, next[chan], msg_len(next[chan]));
+			bad++;
+		} else {
+			for (uint32_t j = 0; j < cqe.len; j++) {
+				if (p[j] != urt_pattern(i, cqe.len, j)) {
+					fprintf(stderr, "rx: message %u byte %u corrupt\n", i, j);
+					bad++;
+					break;
+				}
+			}
+		}
+		next[chan] = i + 1;
+		got++;
+		urt_post_rx(ep, cqe.buf);
+		if (__atomic_load_n(&((struct usnic_rel_ring_hdr *)
+					      ep->region[USNIC_REL_REGION_RX_FREE])
+					     ->flags,
+				    __ATOMIC_ACQUIRE) &
+		    USNIC_REL_RING_F_NEED_DOORBELL)
+			urt_doorbell(ep, USNIC_REL_DB_RX);
+	}
+	/*
+	 * Nothing more may come: no duplicate slipped through. Stay until the
+	 * sender is done (it may still need ACKs for its last packets): the
+	 * caller creates the file $VM_RELIABLE_DONE when it is.
+	 */
+	const char *done = getenv("VM_RELIABLE_DONE");
+
+	do {
+		if (!urt_cq_next(ep, &cqe, 200)) {
+			fprintf(stderr, "rx: unexpected completion after the last message\n");
+			bad++;
+		}
+	} while (done && access(done, F_OK) && now_s() < deadline);
+	URT_CHECK_EQ(got, count);
+	URT_CHECK_EQ(bad, 0);
+	print_counters("rx", ep);
+	return 0;
+}
+
+static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long min_retx)
+{
+	uint32_t slots = ep->info.staging_size / max_msg[USNIC_REL_CHAN_DATA];
+	uint32_t sent = 0, done = 0, failed = 0, sq_free[USNIC_REL_NR_CHANS];
+	uint8_t busy[64] = { 0 };
+	struct usnic_rel_cqe cqe;
+	double deadline = now_s() + DEADLINE_S;
+
+	if (slots > sizeof(busy))
+		slots = sizeof(busy);
+	for (int c = 0; c < USNIC_REL_NR_CHANS; c++)
+		sq_free[c] = ep->info.sq_entries;
+	while (done < count && now_s() < deadline) {
+		/* Post what fits: a staging slot per large message. */
+		while (sent < count) {
+			uint32_t len = msg_len(sent), slot = 0;
+			int chan = msg_chan(sent);
+			struct usnic_rel_sqe sqe = {
+				.opcode = USNIC_REL_OP_SEND, .peer = peer, .imm = sent, .len = len,
+			};
+			uint8_t *dst = sqe.inline_data;
+
+			if (!sq_free[chan])
+				break;
+			if (len > USNIC_REL_SQE_INLINE_MAX) {
+				while (slot < slots && busy[slot])
+					slot++;
+				if (slot == slots)
+					break;
+				busy[slot] = 1;
+				sqe.staging_off = slot * max_msg[USNIC_REL_CHAN_DATA];
+				dst = (uint8_t *)ep->region[USNIC_REL_REGION_STAGING] +
+				      sqe.staging_off;
+				sqe.user_ctx = slot + 1;
+			} else {
+				sqe.flags = USNIC_REL_SQE_INLINE;
+			}
+			for (uint32_t j = 0; j < len; j++)
+				dst[j] = urt_pattern(sent, len, j);
+			sqe.user_ctx |= (uint64_t)chan << 32;
+			urt_queue_sqe(ep, chan, &sqe);
+			sq_free[chan]--;
+			sent++;
+		}
+		int ret = urt_doorbell(ep, USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
+
+		if (ret < 0) {
+			fprintf(stderr, "tx: doorbell: %s\n", strerror(-ret));
+			return 1;
+		}
+		while (!urt_cq_next(ep, &cqe, done < sent ? 100 : 0)) {
+			uint32_t slot = (uint32_t)cqe.user_ctx;
+
+			if (cqe.status) {
+				fprintf(stderr, "tx: send %llu failed: %s\n",
+					(unsigned long long)cqe.imm, strerror(-cqe.status));
+				failed++;
+			}
+			if (slot)
+				busy[slot - 1] = 0;
+			sq_free[cqe.user_ctx >> 32]++;
+			done++;
+		}
+	}
+	URT_CHECK_EQ(done, count);
+	URT_CHECK_EQ(failed, 0);
+	print_counters("tx", ep);
+	if (min_retx > 0)
+		URT_CHECK(urt_counter(ep->info.debug_id, "retx_timeout") +
+				  urt_counter(ep->info.debug_id, "retx_fast") >=
+			  min_retx);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct urt_ep ep;
+	int fd, peer;
+
+	if (argc < 7) {
+		fprintf(stderr, "usage: %s rx|tx LOCAL_IP LOCAL_PORT REMOTE_IP REMOTE_PORT COUNT "
+				"[MIN_RETX]\n",
+			argv[0]);
+		return 2;
+	}
+	int family = family_of(argv[2]);
+	uint32_t count = strtoul(argv[6], NULL, 0);
+
+	fd = open("/dev/usnic_rel", O_RDWR | O_CLOEXEC);
+	URT_CHECK(fd >= 0);
+	if (fd < 0)
+		return urt_done(argv[1]);
+	URT_CHECK_EQ(urt_ep_create(fd, family, argv[2], atoi(argv[3]), &ep), 0);
+	peer = urt_av_insert(&ep, family, argv[4], atoi(argv[5]));
+	URT_CHECK(peer > 0);
+	if (urt_failures)
+		return urt_done(argv[1]);
+	for (int c = 0; c < USNIC_REL_NR_CHANS; c++)
+		max_msg[c] = ep.info.max_msg[c];
+	if (!strcmp(argv[1], "rx"))
+		run_rx(&ep, peer, count);
+	else
+		run_tx(&ep, peer, count, argc > 7 ? atoll(argv[7]) : 0);
+	URT_CHECK_EQ(urt_ep_destroy(&ep), 0);
+	close(fd);
+	return urt_done(argv[1]);
+}
