@@ -24,10 +24,12 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TEST_SRCS := $(sort $(wildcard tests/user/*.c))
 TESTS := $(TEST_SRCS:tests/user/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib tests module module-stock module-debug debug-kernel deps check demo \
-	clean install
-all: lib tests module
+.PHONY: all lib tests bench-bins module module-stock module-debug debug-kernel deps check \
+	demo bench clean install
+all: lib tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
@@ -54,6 +56,12 @@ tests: $(TESTS)
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
+
+# Benchmark programs (bench/): plain C11, no sanitizers, optimized.
+bench-bins: $(BENCH_BINS)
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
 # The module for KDIR (default: the running kernel, else Debian's stock headers).
 module:
@@ -90,6 +98,9 @@ check: deps
 
 demo: deps
 	@scripts/demo
+
+bench: deps
+	@scripts/bench
 
 # Installation: library, header, pkg-config file, man pages; the module goes
 # through the kernel's modules_install (then depmod) when KDIR is available.
