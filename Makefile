@@ -91,7 +91,38 @@ check: deps
 demo: deps
 	@scripts/demo
 
+# Installation: library, header, pkg-config file, man pages; the module goes
+# through the kernel's modules_install (then depmod) when KDIR is available.
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+install: install-lib install-module
+install-lib: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(foreach s,3 4 7,$(DESTDIR)$(MANDIR)/man$(s))
+	install -m 755 $(BUILD)/libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libusnicrel.so
+	install -m 644 $(BUILD)/libusnicrel.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/usnicrel.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		lib/libusnicrel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libusnicrel.pc
+	$(foreach s,3 4 7,install -m 644 man/man$(s)/*.$(s) $(DESTDIR)$(MANDIR)/man$(s)/;)
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+.PHONY: install-lib install-module
+
 clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C $(KDIR) M=$(SRC) clean 2>/dev/null
 .SECONDARY:
+
+# Userspace C follows .clang-format; the kernel side follows checkpatch.
+USER_C := $(wildcard lib/*.[ch] include/usnicrel.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+.PHONY: format format-check
+format:
+	clang-format -i $(USER_C)
+format-check:
+	clang-format --dry-run -Werror $(USER_C)

@@ -12,23 +12,22 @@
 
 static int urt_failures;
 
-#define URT_CHECK(cond)                                                        \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			urt_failures++;                                        \
-		}                                                              \
+#define URT_CHECK(cond)                                                                            \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			urt_failures++;                                                            \
+		}                                                                                  \
 	} while (0)
 
-#define URT_CHECK_EQ(a, b)                                                     \
-	do {                                                                   \
-		long long urt_a_ = (long long)(a), urt_b_ = (long long)(b);   \
-		if (urt_a_ != urt_b_) {                                        \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
-				__FILE__, __LINE__, #a, #b, urt_a_, urt_b_);   \
-			urt_failures++;                                        \
-		}                                                              \
+#define URT_CHECK_EQ(a, b)                                                                         \
+	do {                                                                                       \
+		long long urt_a_ = (long long)(a), urt_b_ = (long long)(b);                        \
+		if (urt_a_ != urt_b_) {                                                            \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
+				__LINE__, #a, #b, urt_a_, urt_b_);                                 \
+			urt_failures++;                                                            \
+		}                                                                                  \
 	} while (0)
 
 static inline int urt_done(const char *name)

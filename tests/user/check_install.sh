@@ -1,0 +1,35 @@
+#!/bin/bash
+# Host test: 'make install-lib' into a staging root yields a library, header,
+# man pages and a pkg-config file with which a program builds and runs.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$src/build}
+dest=$build/install-test
+rm -rf "$dest"
+make -s -C "$src" install-lib DESTDIR="$dest" PREFIX=/usr >/dev/null
+lib=$dest/usr/lib
+for f in "$lib/libusnicrel.so" "$lib/libusnicrel.a" "$dest/usr/include/usnicrel.h" \
+	"$dest/usr/share/man/man3/urel_device_open.3" "$dest/usr/share/man/man7/usnicrel.7" \
+	"$dest/usr/share/man/man4/usnic_rel.4"; do
+	[ -e "$f" ] || { echo "check_install: $f not installed"; exit 1; }
+done
+export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
+[ "$(pkg-config --modversion libusnicrel)" = "$(sed -n 's/^LIB_VERSION := //p' "$src/Makefile")" ]
+cat >"$dest/prog.c" <<'C'
+#include <errno.h>
+#include <stdio.h>
+#include <usnicrel.h>
+int main(void)
+{
+	struct urel_device *dev;
+	int ret = urel_device_open("/nonexistent", &dev);
+
+	printf("%u %s\n", urel_library_abi_version(), urel_strerror(ret));
+	return ret == -ENOENT ? 0 : 1;
+}
+C
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror -o "$dest/prog" "$dest/prog.c" $(pkg-config --cflags --libs libusnicrel)
+LD_LIBRARY_PATH=$lib "$dest/prog"
+readelf -d "$dest/prog" | grep -q 'NEEDED.*libusnicrel.so.0'
+echo "check_install: ok"
