@@ -4,6 +4,7 @@
  * and buffers it shares with userspace; it belongs to one open file.
  */
 #include <linux/idr.h>
+#include <linux/sizes.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -23,14 +24,14 @@
 #define USNIC_REL_CQ_MAX		16384
 #define USNIC_REL_RX_BUFS_DEFAULT	256
 #define USNIC_REL_RX_BUFS_MAX		4096
-#define USNIC_REL_STAGING_DEFAULT	(1U << 20)
-#define USNIC_REL_STAGING_MAX		(64U << 20)
+#define USNIC_REL_STAGING_DEFAULT	SZ_1M
+#define USNIC_REL_STAGING_MAX		SZ_64M
 /* Jumbo frames at most: larger lo MTUs would only inflate buffers. */
 #define USNIC_REL_DEV_MTU_MAX		9000
 
 /* mmap offsets: page offset = ep_id << 3 | region. */
 #define USNIC_REL_MMAP_REGION_BITS	3
-static_assert(USNIC_REL_NR_REGIONS <= (1 << USNIC_REL_MMAP_REGION_BITS));
+static_assert(BIT(USNIC_REL_MMAP_REGION_BITS) >= USNIC_REL_NR_REGIONS);
 
 static_assert(sizeof(struct usnic_rel_sqe) == 128);
 static_assert(sizeof(struct usnic_rel_cqe) == 48);
@@ -319,7 +320,7 @@ static const struct vm_operations_struct usnic_rel_vm_ops = {
 int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma)
 {
 	unsigned long pgoff = vma->vm_pgoff;
-	unsigned int region = pgoff & ((1 << USNIC_REL_MMAP_REGION_BITS) - 1);
+	unsigned int region = pgoff & (BIT(USNIC_REL_MMAP_REGION_BITS) - 1);
 	unsigned long id = pgoff >> USNIC_REL_MMAP_REGION_BITS;
 	struct usnic_rel_ep *ep;
 	u32 size, entries;

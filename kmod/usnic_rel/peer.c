@@ -89,8 +89,10 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 		peer->addr.v6.sin6_family = AF_INET6;
 		peer->addr.v6.sin6_port = htons(a->port);
 		memcpy(&peer->addr.v6.sin6_addr, a->addr, 16);
+		/* An IPv6-only socket cannot reach v4-mapped addresses. */
 		if (ipv6_addr_any(&peer->addr.v6.sin6_addr) ||
-		    ipv6_addr_is_multicast(&peer->addr.v6.sin6_addr)) {
+		    ipv6_addr_is_multicast(&peer->addr.v6.sin6_addr) ||
+		    ipv6_addr_v4mapped(&peer->addr.v6.sin6_addr)) {
 			ret = -EINVAL;
 			goto err_free;
 		}

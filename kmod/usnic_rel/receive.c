@@ -49,6 +49,7 @@ static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep, struct sk_buff *skb,
 		goto out;
 	}
 	idx = READ_ONCE(((u32 *)fr->desc)[fr->kidx & (fr->entries - 1)]);
+	/* Our read of the slot is done before userspace may refill it. */
 	smp_store_release(&fr->hdr->head, ++fr->kidx);
 	if (idx >= ep->rx_buf_count) {
 		drop = USNIC_REL_CNT_RING_CORRUPT;

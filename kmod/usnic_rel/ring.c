@@ -58,6 +58,7 @@ u32 usnic_rel_ring_avail(struct usnic_rel_ep *ep, struct usnic_rel_ring *ring)
 
 	if (ring->corrupt)
 		return 0;
+	/* Pairs with userspace's release of tail: entries before it are written. */
 	tail = smp_load_acquire(&ring->hdr->tail);
 	n = tail - ring->kidx;
 	if (n > ring->entries) {
@@ -76,6 +77,7 @@ u32 usnic_rel_cq_space(struct usnic_rel_ep *ep)
 	lockdep_assert_held(&ep->rx_lock);
 	if (cq->corrupt)
 		return 0;
+	/* Pairs with userspace's release of head: it is done reading those slots. */
 	head = smp_load_acquire(&cq->hdr->head);
 	used = cq->kidx - head;
 	if (used > cq->entries) {

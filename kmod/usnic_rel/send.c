@@ -128,6 +128,7 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 			spin_unlock_bh(&ep->rx_lock);
 			break;
 		}
+		/* The SQE was copied: userspace may reuse the slot. */
 		smp_store_release(&ring->hdr->head, ++ring->kidx);
 
 		memset(&cqe, 0, sizeof(cqe));

@@ -45,7 +45,7 @@ extern struct dentry *usnic_rel_debugfs_root;
 
 /* An open file of /dev/usnic_rel. */
 struct usnic_rel_ctx {
-	struct mutex lock;
+	struct mutex lock;		/* see the locking rules above */
 	struct xarray eps;		/* ep_id -> struct usnic_rel_ep */
 	struct xarray mrs;		/* rkey -> struct usnic_rel_mr */
 	wait_queue_head_t wq;		/* woken when a CQE is posted */
@@ -103,12 +103,12 @@ struct usnic_rel_ep {
 	u32 mtu[USNIC_REL_NR_CHANS];
 	u32 rx_buf_size;
 
-	struct mutex tx_lock;
+	struct mutex tx_lock;		/* send rings, socket use, dead */
 	bool dead;			/* destroyed: no more sends (tx_lock) */
 	struct socket *sock;		/* NULL once released (tx_lock) */
 	struct net *net;		/* ctx->net, referenced by the context */
 
-	spinlock_t rx_lock;
+	spinlock_t rx_lock;		/* free ring, CQ, cq_reserved */
 	u32 cq_reserved;		/* CQ slots promised to sends (rx_lock) */
 
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
