@@ -116,7 +116,7 @@ struct urel_ep {
 	pthread_mutex_t av_lock;
 	struct urel_av_chunk *av[UREL_AV_CHUNKS]; /* atomic pointers */
 
-	urel_recv_fn recv_fn; /* atomic pair updates are not needed: set once */
+	urel_recv_fn recv_fn; /* with recv_arg, under cq_lock */
 	void *recv_arg;
 };
 
