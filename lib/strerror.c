@@ -27,6 +27,42 @@ UREL_API const char *urel_strerror(int err)
 		       "matching builds";
 	case EACCES:
 		return "permission denied on the usnic_rel device node";
+	case EAGAIN:
+		return "send queue full: poll completions (urel_ep_poll_cq, urel_ep_progress) and "
+		       "retry";
+	case ENOBUFS:
+		return "send staging area full: poll completions to free it and retry, or create "
+		       "the "
+		       "endpoint with a larger staging_size";
+	case EMSGSIZE:
+		return "message larger than the channel allows (max_msg in urel_ep_query)";
+	case ENXIO:
+		return "no such peer in the endpoint's address vector";
+	case EEXIST:
+		return "address already in the endpoint's address vector";
+	case EAFNOSUPPORT:
+		return "address family not supported: AF_INET or AF_INET6, the endpoint's own "
+		       "family "
+		       "for peers";
+	case EADDRINUSE:
+		return "local address and port already bound by another endpoint or socket";
+	case EADDRNOTAVAIL:
+		return "local address not configured on any interface of this network namespace";
+	case EOPNOTSUPP:
+		return "operation not supported by this usnic_rel module (one-sided RDMA needs a "
+		       "newer module)";
+	case ESHUTDOWN:
+		return "the endpoint no longer exists in the kernel: destroy it";
+	case EIO:
+		return "the endpoint's shared rings are corrupt and the kernel stopped using them: "
+		       "destroy it";
+	case ENOSPC:
+		return "address vector full";
+	case ENOMEM:
+		return "out of memory (memory registrations also count against RLIMIT_MEMLOCK, "
+		       "see ulimit -l)";
+	case ETIMEDOUT:
+		return "peer unreachable: retransmissions exhausted";
 	default:
 		return strerror(err);
 	}

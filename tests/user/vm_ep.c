@@ -4,6 +4,7 @@
  * destroyed; every malformed ioctl argument and mmap request is refused.
  */
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "urt.h"
 #include "urt_ep.h"
@@ -244,6 +245,32 @@ static void check_mmap(int fd)
 	URT_CHECK(p == MAP_FAILED && errno == EINVAL);
 }
 
+/* CREATE_EP binds as the caller would: no privileged port without the right. */
+static void check_privileged_port(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct urt_ep ep;
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			exit(2);
+		fd = open("/dev/usnic_rel", O_RDWR);
+		if (fd < 0)
+			exit(3);
+		if (urt_ep_create(fd, AF_INET, "127.0.0.1", 80, &ep) != -EACCES)
+			exit(4);
+		if (urt_ep_create(fd, AF_INET, "127.0.0.1", 0, &ep))
+			exit(5);
+		exit(0);
+	}
+	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+	URT_CHECK(WIFEXITED(status));
+	URT_CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	int fd = open("/dev/usnic_rel", O_RDWR);
@@ -256,6 +283,7 @@ int main(void)
 	check_bad_create(fd);
 	check_bad_ids(fd);
 	check_mmap(fd);
+	check_privileged_port();
 
 	/* Endpoints left open are freed by close. */
 	struct urt_ep a, b;

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel: emulated RDMA. A put carries its bytes like a send; a get
+ * reserves staging space for the bytes the kernel brings back and copies
+ * them out on completion; an atomic's old value returns in the completion.
+ * Puts go on the data channel, gets and atomics (small requests) on the
+ * command channel. The target's kernel performs the operation: its process
+ * need not make progress.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+static int urel_rma_check(struct urel_ep *ep, urel_peer_t peer, size_t len, uint64_t remote_off,
+			  unsigned int flags)
+{
+	if (!ep || !len || flags & ~UREL_POST_MORE || remote_off + len < remote_off)
+		return -EINVAL;
+	if (len > UINT32_MAX)
+		return -EMSGSIZE;
+	if (!urel_av_has(ep, peer))
+		return -ENXIO;
+	return 0;
+}
+
+UREL_API int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, size_t len,
+			 uint32_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_PUT,
+		.peer = peer,
+		.len = (uint32_t)len,
+		.rkey = rkey,
+		.remote_off = remote_off,
+	};
+	int ret = urel_rma_check(ep, peer, len, remote_off, flags);
+
+	if (ret)
+		return ret;
+	if (!buf)
+		return -EINVAL;
+	return urel_sq_post(ep, USNIC_REL_CHAN_DATA, &sqe, buf, context, NULL, flags);
+}
+
+UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint32_t rkey,
+			 uint64_t remote_off, void *context, unsigned int flags)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_GET,
+		.peer = peer,
+		.len = (uint32_t)len,
+		.rkey = rkey,
+		.remote_off = remote_off,
+	};
+	int ret = urel_rma_check(ep, peer, len, remote_off, flags);
+
+	if (ret)
+		return ret;
+	if (!buf)
+		return -EINVAL;
+	return urel_sq_post(ep, USNIC_REL_CHAN_CMD, &sqe, NULL, context, buf, flags);
+}
+
+UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,
+			    uint32_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_ATOMIC,
+		.peer = peer,
+		.rkey = rkey,
+		.remote_off = remote_off,
+	};
+	int ret;
+
+	if (!op)
+		return -EINVAL;
+	ret = urel_rma_check(ep, peer, op->size, remote_off, flags);
+	if (ret)
+		return ret;
+	if ((op->size != 4 && op->size != 8) || remote_off % op->size)
+		return -EINVAL;
+	if (op->op != UREL_ATOMIC_FETCH_ADD && op->op != UREL_ATOMIC_CAS &&
+	    op->op != UREL_ATOMIC_SWAP)
+		return -EINVAL;
+	/* A 32-bit operation's operands must fit in 32 bits. */
+	if (op->size == 4 && (op->operand > UINT32_MAX || op->compare > UINT32_MAX))
+		return -EINVAL;
+	if (op->op != UREL_ATOMIC_CAS && op->compare)
+		return -EINVAL;
+	sqe.len = op->size;
+	sqe.atomic.atomic_op = op->op;
+	sqe.atomic.atomic_size = op->size;
+	if (op->op == UREL_ATOMIC_CAS) {
+		sqe.atomic.operand[UREL_SQE_OPERAND_ADD_OR_COMPARE] = op->compare;
+		sqe.atomic.operand[UREL_SQE_OPERAND_SWAP] = op->operand;
+	} else if (op->op == UREL_ATOMIC_SWAP) {
+		sqe.atomic.operand[UREL_SQE_OPERAND_SWAP] = op->operand;
+	} else {
+		sqe.atomic.operand[UREL_SQE_OPERAND_ADD_OR_COMPARE] = op->operand;
+	}
+	return urel_sq_post(ep, USNIC_REL_CHAN_CMD, &sqe, NULL, context, op->result, flags);
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel: posting to the send rings and ringing the doorbell. Payloads
+ * up to UREL_INLINE_MAX travel in the descriptor; larger ones are copied
+ * into the staging area, whose space returns when the completion arrives.
+ * The kernel may leave descriptors in a ring (socket buffer or completion
+ * ring full); urel_sq_kick() hands them over again from the completion and
+ * wait paths.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "internal.h"
+
+static uint32_t urel_sq_pending(struct urel_ep *ep, unsigned int chan)
+{
+	struct urel_ring *sq = &ep->sq[chan];
+
+	return urel_load_acquire(sq->tail) - urel_load_acquire(sq->head);
+}
+
+/* Returns descriptors consumed; a refusal for good breaks the endpoint. */
+static int urel_doorbell(struct urel_ep *ep, uint32_t rings)
+{
+	struct usnic_rel_doorbell db = {
+		.size = sizeof(db),
+		.ep_id = ep->info.ep_id,
+		.rings = rings,
+	};
+	int ret = ioctl(ep->dev->fd, USNIC_REL_IOC_DOORBELL, &db);
+
+	if (ret >= 0)
+		return ret;
+	ret = -errno;
+	if (ret == -EINTR || ret == -EAGAIN || ret == -ENOMEM)
+		return ret;
+	/* Every field we pass is valid: -EINVAL means the endpoint is gone. */
+	if (ret == -EINVAL)
+		ret = -ESHUTDOWN;
+	__atomic_store_n(&ep->broken, ret, __ATOMIC_RELAXED);
+	return ret;
+}
+
+int urel_sq_kick(struct urel_ep *ep)
+{
+	int broken = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+	uint32_t rings = 0;
+
+	if (broken)
+		return broken;
+	for (unsigned int chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		if (urel_sq_pending(ep, chan))
+			rings |= 1U << chan;
+	}
+	if (!rings)
+		return 0;
+	return urel_doorbell(ep, rings);
+}
+
+static bool urel_sq_full(struct urel_ep *ep, unsigned int chan)
+{
+	struct urel_ring *sq = &ep->sq[chan];
+
+	return sq->idx - urel_load_acquire(sq->head) >= sq->entries;
+}
+
+/* Payload placement: inline, staged (copied), or staged space for a get's result. */
+static int urel_sq_place(struct urel_ep *ep, struct usnic_rel_sqe *sqe, const void *payload,
+			 struct urel_op *op)
+{
+	int ret;
+
+	op->staging_len = 0;
+	if (payload && sqe->len <= USNIC_REL_SQE_INLINE_MAX) {
+		sqe->flags |= USNIC_REL_SQE_INLINE;
+		if (sqe->len)
+			memcpy(sqe->inline_data, payload, sqe->len);
+		return 0;
+	}
+	if (!payload && sqe->opcode != USNIC_REL_OP_GET)
+		return 0;
+	ret = urel_staging_alloc(&ep->staging, sqe->len, &sqe->staging_off);
+	if (ret)
+		return ret;
+	op->staging_off = sqe->staging_off;
+	op->staging_len = sqe->len;
+	if (payload)
+		memcpy((char *)ep->region[USNIC_REL_REGION_STAGING] + sqe->staging_off, payload,
+		       sqe->len);
+	return 0;
+}
+
+static int urel_sq_post_locked(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
+			       const void *payload, void *context, void *dest)
+{
+	struct urel_ring *sq = &ep->sq[chan];
+	struct urel_op *op;
+	uint64_t user_ctx;
+	int ret;
+
+	ret = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
+	if (urel_sq_full(ep, chan))
+		return -EAGAIN;
+	op = urel_op_alloc(ep, &user_ctx);
+	if (!op)
+		return -EAGAIN;
+	sqe->user_ctx = user_ctx;
+	ret = urel_sq_place(ep, sqe, payload, op);
+	if (ret) {
+		urel_op_free(ep, op);
+		return ret;
+	}
+	op->context = context;
+	op->dest = dest;
+	op->opcode = sqe->opcode;
+	op->size = sqe->opcode == USNIC_REL_OP_ATOMIC ? (uint8_t)sqe->atomic.atomic_size : 0;
+	memcpy(urel_ring_slot(sq, sq->idx, sizeof(*sqe)), sqe, sizeof(*sqe));
+	urel_store_release(sq->tail, ++sq->idx);
+	return 0;
+}
+
+int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
+		 const void *payload, void *context, void *dest, unsigned int flags)
+{
+	int ret;
+
+	pthread_mutex_lock(&ep->tx_lock);
+	ret = urel_sq_post_locked(ep, chan, sqe, payload, context, dest);
+	pthread_mutex_unlock(&ep->tx_lock);
+	if (ret == -EAGAIN) {
+		/* The kernel may have left work in the ring: hand it over, retry once. */
+		ret = urel_sq_kick(ep);
+		if (ret < 0)
+			return ret;
+		pthread_mutex_lock(&ep->tx_lock);
+		ret = urel_sq_post_locked(ep, chan, sqe, payload, context, dest);
+		pthread_mutex_unlock(&ep->tx_lock);
+	}
+	if (ret || flags & UREL_POST_MORE)
+		return ret;
+	ret = urel_doorbell(ep, 1U << chan);
+	return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM ? ret : 0;
+}
+
+UREL_API int urel_ep_flush(struct urel_ep *ep)
+{
+	int ret;
+
+	if (!ep)
+		return -EINVAL;
+	ret = urel_sq_kick(ep);
+	return ret < 0 ? ret : 0;
+}
