@@ -18,6 +18,7 @@ static void urel_ring_init(struct urel_ring *r, void *mem, const struct usnic_re
 	r->mem = mem;
 	r->head = (uint32_t *)((char *)mem + USNIC_REL_RING_HEAD_OFF);
 	r->tail = (uint32_t *)((char *)mem + USNIC_REL_RING_TAIL_OFF);
+	r->flags = &((struct usnic_rel_ring_hdr *)mem)->flags;
 	r->desc = (char *)mem + USNIC_REL_RING_DESC_OFF;
 	r->entries = reg->entries;
 	r->mask = reg->entries - 1;

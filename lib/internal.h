@@ -61,6 +61,7 @@ struct urel_ring {
 	void *mem;
 	uint32_t *head;
 	uint32_t *tail;
+	uint32_t *flags; /* USNIC_REL_RING_F_*, written by the kernel */
 	void *desc;
 	uint32_t mask;
 	uint32_t entries;
@@ -160,6 +161,7 @@ void urel_op_free(struct urel_ep *ep, struct urel_op *op);
 int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
 		 const void *payload, void *context, void *dest, unsigned int flags);
 int urel_sq_kick(struct urel_ep *ep);
+int urel_rx_kick(struct urel_ep *ep);
 
 /* recv.c */
 int urel_rx_post_all(struct urel_ep *ep);

@@ -38,6 +38,7 @@ bool urel_rx_claim(struct urel_ep *ep, uint32_t buf)
 UREL_API int urel_ep_release_recv(struct urel_ep *ep, uint32_t buf)
 {
 	uint8_t lent = 1;
+	int ret;
 
 	if (!ep || buf >= ep->info.rx_bufs)
 		return -EINVAL;
@@ -47,5 +48,6 @@ UREL_API int urel_ep_release_recv(struct urel_ep *ep, uint32_t buf)
 	pthread_mutex_lock(&ep->rx_lock);
 	urel_rx_push(ep, buf);
 	pthread_mutex_unlock(&ep->rx_lock);
-	return 0;
+	ret = urel_rx_kick(ep);
+	return ret < 0 ? ret : 0;
 }

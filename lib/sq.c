@@ -42,6 +42,17 @@ static int urel_doorbell(struct urel_ep *ep, uint32_t rings)
 	return ret;
 }
 
+/*
+ * The kernel holds packets it acknowledged but had no buffer for: buffers
+ * were just given back, so let it deliver them.
+ */
+int urel_rx_kick(struct urel_ep *ep)
+{
+	if (!(urel_load_acquire(ep->rx_free.flags) & USNIC_REL_RING_F_NEED_DOORBELL))
+		return 0;
+	return urel_doorbell(ep, USNIC_REL_DB_RX);
+}
+
 int urel_sq_kick(struct urel_ep *ep)
 {
 	int broken = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);

@@ -33,8 +33,7 @@ static inline int urt_ioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
 }
 
-static inline int urt_addr(struct usnic_rel_addr *a, int family,
-			   const char *ip, uint16_t port)
+static inline int urt_addr(struct usnic_rel_addr *a, int family, const char *ip, uint16_t port)
 {
 	memset(a, 0, sizeof(*a));
 	a->family = family;
@@ -52,8 +51,8 @@ static inline void urt_ep_unmap(struct urt_ep *ep)
 }
 
 /* Create an endpoint on @fd bound to @ip:@port and map all its regions. */
-static inline int urt_ep_create(int fd, int family, const char *ip,
-				uint16_t port, struct urt_ep *ep)
+static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t port,
+				struct urt_ep *ep)
 {
 	int ret;
 
@@ -66,9 +65,8 @@ static inline int urt_ep_create(int fd, int family, const char *ip,
 	if (ret)
 		return ret;
 	for (int i = 0; i < USNIC_REL_NR_REGIONS; i++) {
-		void *p = mmap(NULL, ep->info.region[i].size,
-			       PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			       (off_t)ep->info.region[i].offset);
+		void *p = mmap(NULL, ep->info.region[i].size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, (off_t)ep->info.region[i].offset);
 
 		if (p == MAP_FAILED) {
 			ret = -errno;
@@ -83,7 +81,8 @@ static inline int urt_ep_create(int fd, int family, const char *ip,
 static inline int urt_ep_destroy(struct urt_ep *ep)
 {
 	struct usnic_rel_destroy_ep d = {
-		.size = sizeof(d), .ep_id = ep->info.ep_id,
+		.size = sizeof(d),
+		.ep_id = ep->info.ep_id,
 	};
 
 	urt_ep_unmap(ep);
@@ -91,11 +90,11 @@ static inline int urt_ep_destroy(struct urt_ep *ep)
 }
 
 /* Insert a peer; returns its handle or a negative errno. */
-static inline int urt_av_insert(struct urt_ep *ep, int family, const char *ip,
-				uint16_t port)
+static inline int urt_av_insert(struct urt_ep *ep, int family, const char *ip, uint16_t port)
 {
 	struct usnic_rel_av_insert av = {
-		.size = sizeof(av), .ep_id = ep->info.ep_id,
+		.size = sizeof(av),
+		.ep_id = ep->info.ep_id,
 	};
 	int ret;
 
@@ -115,13 +114,11 @@ static inline uint32_t *urt_ring_tail(struct urt_ep *ep, int region)
 	return (uint32_t *)((char *)ep->region[region] + USNIC_REL_RING_TAIL_OFF);
 }
 
-static inline void *urt_ring_slot(struct urt_ep *ep, int region, uint32_t idx,
-				  size_t size)
+static inline void *urt_ring_slot(struct urt_ep *ep, int region, uint32_t idx, size_t size)
 {
 	uint32_t mask = ep->info.region[region].entries - 1;
 
-	return (char *)ep->region[region] + USNIC_REL_RING_DESC_OFF +
-	       (size_t)(idx & mask) * size;
+	return (char *)ep->region[region] + USNIC_REL_RING_DESC_OFF + (size_t)(idx & mask) * size;
 }
 
 /* Give receive buffer @buf back to the kernel. */
@@ -142,14 +139,15 @@ static inline void urt_post_all_rx(struct urt_ep *ep)
 
 static inline const void *urt_rx_buf(struct urt_ep *ep, uint32_t buf)
 {
-	return (char *)ep->region[USNIC_REL_REGION_RX_BUFS] +
-	       (size_t)buf * ep->info.rx_buf_size;
+	return (char *)ep->region[USNIC_REL_REGION_RX_BUFS] + (size_t)buf * ep->info.rx_buf_size;
 }
 
 static inline int urt_doorbell(struct urt_ep *ep, uint32_t rings)
 {
 	struct usnic_rel_doorbell db = {
-		.size = sizeof(db), .ep_id = ep->info.ep_id, .rings = rings,
+		.size = sizeof(db),
+		.ep_id = ep->info.ep_id,
+		.rings = rings,
 	};
 	int ret = ioctl(ep->fd, USNIC_REL_IOC_DOORBELL, &db);
 
@@ -157,11 +155,9 @@ static inline int urt_doorbell(struct urt_ep *ep, uint32_t rings)
 }
 
 /* Queue one SQE on channel @chan without ringing the doorbell. */
-static inline void urt_queue_sqe(struct urt_ep *ep, int chan,
-				 const struct usnic_rel_sqe *sqe)
+static inline void urt_queue_sqe(struct urt_ep *ep, int chan, const struct usnic_rel_sqe *sqe)
 {
-	int r = chan == USNIC_REL_CHAN_CMD ? USNIC_REL_REGION_SQ_CMD :
-					     USNIC_REL_REGION_SQ_DATA;
+	int r = chan == USNIC_REL_CHAN_CMD ? USNIC_REL_REGION_SQ_CMD : USNIC_REL_REGION_SQ_DATA;
 	uint32_t tail = *urt_ring_tail(ep, r);
 
 	memcpy(urt_ring_slot(ep, r, tail, sizeof(*sqe)), sqe, sizeof(*sqe));
@@ -173,13 +169,15 @@ static inline void urt_queue_sqe(struct urt_ep *ep, int chan,
  * start of the staging area, which is free again once the doorbell has
  * consumed the SQE. Retries while the socket buffer is full.
  */
-static inline int urt_send(struct urt_ep *ep, int chan, uint32_t peer,
-			   const void *buf, uint32_t len, uint64_t imm,
-			   uint64_t user_ctx)
+static inline int urt_send(struct urt_ep *ep, int chan, uint32_t peer, const void *buf,
+			   uint32_t len, uint64_t imm, uint64_t user_ctx)
 {
 	struct usnic_rel_sqe sqe = {
-		.opcode = USNIC_REL_OP_SEND, .peer = peer, .imm = imm,
-		.user_ctx = user_ctx, .len = len,
+		.opcode = USNIC_REL_OP_SEND,
+		.peer = peer,
+		.imm = imm,
+		.user_ctx = user_ctx,
+		.len = len,
 	};
 	int ret, tries;
 
@@ -201,8 +199,7 @@ static inline int urt_send(struct urt_ep *ep, int chan, uint32_t peer,
 }
 
 /* Take the next CQE, waiting up to @timeout_ms with poll(); -ETIMEDOUT if none. */
-static inline int urt_cq_next(struct urt_ep *ep, struct usnic_rel_cqe *cqe,
-			      int timeout_ms)
+static inline int urt_cq_next(struct urt_ep *ep, struct usnic_rel_cqe *cqe, int timeout_ms)
 {
 	int r = USNIC_REL_REGION_CQ;
 	struct pollfd pfd = { .fd = ep->fd, .events = POLLIN };
@@ -232,8 +229,7 @@ static inline long long urt_counter(uint32_t debug_id, const char *name)
 	long long val, found = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/counters",
-		 debug_id);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/counters", debug_id);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;

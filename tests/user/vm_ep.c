@@ -23,8 +23,7 @@ static void check_create(int fd, int family, const char *ip)
 	URT_CHECK(ep.info.incarnation != 0);
 	URT_CHECK_EQ(ep.info.sq_entries, 256);
 	URT_CHECK_EQ(ep.info.region[USNIC_REL_REGION_SQ_CMD].entries, 256);
-	URT_CHECK_EQ(ep.info.region[USNIC_REL_REGION_RX_FREE].entries,
-		     ep.info.rx_bufs);
+	URT_CHECK_EQ(ep.info.region[USNIC_REL_REGION_RX_FREE].entries, ep.info.rx_bufs);
 	URT_CHECK(ep.info.mtu[USNIC_REL_CHAN_CMD] == 768);
 	URT_CHECK(ep.info.mtu[USNIC_REL_CHAN_DATA] > 1000);
 	URT_CHECK(ep.info.rx_buf_size >= ep.info.mtu[USNIC_REL_CHAN_DATA]);
@@ -33,8 +32,7 @@ static void check_create(int fd, int family, const char *ip)
 	/* The same port twice is refused by the stack. */
 	struct urt_ep ep2;
 
-	URT_CHECK_EQ(urt_ep_create(fd, family, ip, ep.info.addr.port, &ep2),
-		     -EADDRINUSE);
+	URT_CHECK_EQ(urt_ep_create(fd, family, ip, ep.info.addr.port, &ep2), -EADDRINUSE);
 	URT_CHECK_EQ(urt_ep_destroy(&ep), 0);
 	/* Destroyed: its id and its port are free. */
 	URT_CHECK_EQ(urt_ep_destroy(&ep), -EINVAL);
@@ -49,8 +47,12 @@ static void check_bad_create(int fd)
 	struct usnic_rel_create_ep c;
 	char big[sizeof(c) + 64];
 
-#define RESET() do { memset(&c, 0, sizeof(c)); c.size = sizeof(c); \
-		     urt_addr(&c.addr, AF_INET, "127.0.0.1", 0); } while (0)
+#define RESET()                                                                                    \
+	do {                                                                                       \
+		memset(&c, 0, sizeof(c));                                                          \
+		c.size = sizeof(c);                                                                \
+		urt_addr(&c.addr, AF_INET, "127.0.0.1", 0);                                        \
+	} while (0)
 	RESET();
 	c.flags = 1;
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &c), -EINVAL);
@@ -64,7 +66,7 @@ static void check_bad_create(int fd)
 	c.addr.family = AF_UNIX;
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &c), -EINVAL);
 	RESET();
-	c.addr.addr[7] = 1;	/* IPv4 with bytes past the address */
+	c.addr.addr[7] = 1; /* IPv4 with bytes past the address */
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &c), -EINVAL);
 	RESET();
 	c.size = 8;
@@ -85,7 +87,7 @@ static void check_bad_create(int fd)
 	RESET();
 	memset(big, 0, sizeof(big));
 	c.size = sizeof(big);
-	c.sq_entries = 100;	/* rounded up to a power of two */
+	c.sq_entries = 100; /* rounded up to a power of two */
 	memcpy(big, &c, sizeof(c));
 	big[sizeof(big) - 1] = 1;
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, big), -EINVAL);
@@ -154,41 +156,42 @@ static void check_bad_ids(int fd)
 	URT_CHECK_EQ(urt_doorbell(&ep, USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA), 0);
 
 	/* Bad SQEs complete with an error and are counted, never sent. */
-	struct usnic_rel_sqe sqe = { .opcode = USNIC_REL_OP_SEND, .peer = 77,
-				     .flags = USNIC_REL_SQE_INLINE, .len = 4,
+	struct usnic_rel_sqe sqe = { .opcode = USNIC_REL_OP_SEND,
+				     .peer = 77,
+				     .flags = USNIC_REL_SQE_INLINE,
+				     .len = 4,
 				     .user_ctx = 1 };
 	struct usnic_rel_cqe cqe;
 
 	peer = urt_av_insert(&ep, AF_INET, "127.0.0.1", 4000);
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* unknown peer */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* unknown peer */
 	sqe.peer = peer;
 	sqe.user_ctx = 2;
 	sqe.opcode = 99;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* bad opcode */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* bad opcode */
 	sqe.opcode = USNIC_REL_OP_SEND;
 	sqe.user_ctx = 3;
 	sqe.len = USNIC_REL_SQE_INLINE_MAX + 1;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* inline too long */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* inline too long */
 	sqe.flags = 0;
 	sqe.user_ctx = 4;
 	sqe.len = 100;
 	sqe.staging_off = ep.info.staging_size - 50;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* past staging */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* past staging */
 	sqe.user_ctx = 5;
 	sqe.staging_off = 0;
 	sqe.len = ep.info.max_msg[USNIC_REL_CHAN_CMD] + 1;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* over the maximum */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* over the maximum */
 	sqe.user_ctx = 6;
 	sqe.len = 8;
 	sqe.reserved1 = 1;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* reserved */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* reserved */
 	sqe.user_ctx = 7;
 	sqe.reserved1 = 0;
 	sqe.opcode = USNIC_REL_OP_PUT;
-	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe);	/* not yet */
+	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* not yet */
 	URT_CHECK_EQ(urt_doorbell(&ep, USNIC_REL_DB_SQ_CMD), 7);
-	int want[] = { -EINVAL, -EINVAL, -EINVAL, -EINVAL, -EMSGSIZE, -EINVAL,
-		       -EOPNOTSUPP };
+	int want[] = { -EINVAL, -EINVAL, -EINVAL, -EINVAL, -EMSGSIZE, -EINVAL, -EOPNOTSUPP };
 
 	for (int i = 0; i < 7; i++) {
 		URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 1000), 0);
@@ -225,8 +228,8 @@ static void check_mmap(int fd)
 	URT_CHECK(p == MAP_FAILED && errno == EINVAL);
 	p = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_SHARED, fd, off);
 	URT_CHECK(p == MAP_FAILED);
-	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, off + 7 * 4096 -
-		 (off_t)(USNIC_REL_REGION_CQ * 4096));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+		 off + 7 * 4096 - (off_t)(USNIC_REL_REGION_CQ * 4096));
 	URT_CHECK(p == MAP_FAILED && errno == EINVAL);
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)500 << 15);
 	URT_CHECK(p == MAP_FAILED && errno == EINVAL);

@@ -1,36 +1,85 @@
 // SPDX-License-Identifier: MIT
 /*
- * In-VM test: datagrams an endpoint did not ask for (garbage, truncated
- * headers, lengths that lie, strangers) are dropped and counted, and a
- * well-formed message still gets through afterwards.
+ * In-VM test: datagrams an endpoint did not ask for are dropped and counted,
+ * never trusted: garbage, truncated or inconsistent headers (one of each kind
+ * the wire format rules out), strangers, duplicates, sequence numbers far
+ * outside the window, forged ACKs, packets for an earlier incarnation. A
+ * well-formed packet crafted here is delivered and acknowledged correctly.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
 
+#include <uapi/usnic_rel_wire.h>
+
 #include "urt.h"
 #include "urt_ep.h"
 
-/* The provisional header of kmod/usnic_rel/proto_tmp.h (to be replaced). */
-struct tmp_hdr {
-	uint32_t magic;
-	uint8_t channel;
-	uint8_t opcode;
-	uint16_t reserved;
-	uint32_t incarnation;
-	uint32_t len;
-	uint64_t imm;
-} __attribute__((packed));
+#define MY_INCARNATION 0x12345678u
 
-static int udp_send(int s, uint16_t port, const void *buf, size_t len)
+static int sock, port;
+
+static int udp_send(int s, const void *buf, size_t len)
 {
 	struct sockaddr_in to = {
-		.sin_family = AF_INET, .sin_port = htons(port),
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
 
-	return sendto(s, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ?
-	       0 : -errno;
+	return sendto(s, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len ? 0
+											  : -errno;
+}
+
+/* A DATA packet carrying "abcd" as message 0 of one fragment, imm 42. */
+struct data_pkt {
+	struct usnic_rel_hdr h;
+	struct usnic_rel_data_hdr d;
+	char payload[4];
+};
+
+static void data_init(struct data_pkt *p, uint32_t seq)
+{
+	memset(p, 0, sizeof(*p));
+	p->h.magic = htonl(USNIC_REL_WIRE_MAGIC);
+	p->h.version = USNIC_REL_WIRE_VERSION;
+	p->h.type = USNIC_REL_PKT_DATA;
+	p->h.channel = USNIC_REL_CHAN_CMD;
+	p->h.src_incarnation = htonl(MY_INCARNATION);
+	p->h.seq = htonl(seq);
+	p->h.payload_len = htons(4);
+	p->d.msg_id = htonl(seq);
+	p->d.msg_len = htonl(4);
+	p->d.imm = htobe64(42);
+	memcpy(p->payload, "abcd", 4);
+}
+
+/* Send a mutated copy of a good packet; it must be counted as a bad header. */
+#define SEND_BAD(field, value)                                                                     \
+	do {                                                                                       \
+		struct data_pkt p_;                                                                \
+		data_init(&p_, 0);                                                                 \
+		p_.field = value;                                                                  \
+		URT_CHECK_EQ(udp_send(sock, &p_, sizeof(p_)), 0);                                  \
+		bad++;                                                                             \
+	} while (0)
+
+/* Wait for the kernel's ACK to us and return its cumulative ACK, or -1. */
+static long long recv_ack(uint32_t ep_incarnation)
+{
+	struct usnic_rel_hdr h;
+	struct timeval tv = { .tv_sec = 2 };
+
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv(sock, &h, sizeof(h), 0) == sizeof(h)) {
+		if (h.type != USNIC_REL_PKT_ACK)
+			continue;
+		URT_CHECK_EQ(ntohl(h.src_incarnation), ep_incarnation);
+		URT_CHECK_EQ(ntohl(h.dst_incarnation), MY_INCARNATION);
+		URT_CHECK(h.flags & USNIC_REL_F_ACK);
+		return ntohl(h.ack);
+	}
+	return -1;
 }
 
 int main(void)
@@ -39,72 +88,105 @@ int main(void)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t melen = sizeof(me);
 	struct usnic_rel_cqe cqe;
-	struct tmp_hdr h = { 0 };
-	char pkt[2048] = { 0 };
+	struct data_pkt good;
+	char junk[256];
 	struct urt_ep ep;
-	int fd, s, stranger;
-	uint16_t port;
+	int fd, stranger, bad = 0;
 
 	fd = open("/dev/usnic_rel", O_RDWR);
-	s = socket(AF_INET, SOCK_DGRAM, 0);
+	sock = socket(AF_INET, SOCK_DGRAM, 0);
 	stranger = socket(AF_INET, SOCK_DGRAM, 0);
-	URT_CHECK(fd >= 0 && s >= 0 && stranger >= 0);
-	URT_CHECK_EQ(bind(s, (struct sockaddr *)&me, sizeof(me)), 0);
-	URT_CHECK_EQ(getsockname(s, (struct sockaddr *)&me, &melen), 0);
+	URT_CHECK(fd >= 0 && sock >= 0 && stranger >= 0);
+	URT_CHECK_EQ(bind(sock, (struct sockaddr *)&me, sizeof(me)), 0);
+	URT_CHECK_EQ(getsockname(sock, (struct sockaddr *)&me, &melen), 0);
 	if (urt_ep_create(fd, AF_INET, "127.0.0.1", 0, &ep))
 		return urt_done("vm_forged");
 	port = ep.info.addr.port;
 	urt_post_all_rx(&ep);
 	URT_CHECK(urt_av_insert(&ep, AF_INET, "127.0.0.1", ntohs(me.sin_port)) > 0);
 
-	h.magic = htonl(0x55525430);
-	h.opcode = USNIC_REL_OP_SEND;
-	h.len = htonl(4);
-	h.imm = htobe64(42);
-
-	/* Empty, garbage, truncated header. */
-	URT_CHECK_EQ(udp_send(s, port, pkt, 0), 0);
-	memset(pkt, 0xff, 64);
-	URT_CHECK_EQ(udp_send(s, port, pkt, 64), 0);
-	URT_CHECK_EQ(udp_send(s, port, &h, sizeof(h) - 1), 0);
-	/* Length says 4, datagram carries 3 or 5. */
-	memcpy(pkt, &h, sizeof(h));
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 3), 0);
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 5), 0);
-	/* Unknown channel, unknown opcode, reserved bits. */
-	((struct tmp_hdr *)pkt)->channel = 2;
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 4), 0);
-	((struct tmp_hdr *)pkt)->channel = 0;
-	((struct tmp_hdr *)pkt)->opcode = 200;
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 4), 0);
-	((struct tmp_hdr *)pkt)->opcode = USNIC_REL_OP_SEND;
-	((struct tmp_hdr *)pkt)->reserved = 1;
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 4), 0);
-	/* Longer than the command channel's MTU. */
-	((struct tmp_hdr *)pkt)->reserved = 0;
-	((struct tmp_hdr *)pkt)->len = htonl(1000);
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 1000), 0);
+	/* Empty, garbage, and a header cut at every length. */
+	URT_CHECK_EQ(udp_send(sock, junk, 0), 0);
+	memset(junk, 0xff, sizeof(junk));
+	URT_CHECK_EQ(udp_send(sock, junk, sizeof(junk)), 0);
+	bad += 2;
+	data_init(&good, 0);
+	for (size_t n = 1; n < sizeof(good); n += 7) {
+		URT_CHECK_EQ(udp_send(sock, &good, n), 0);
+		bad++;
+	}
+	/* The datagram is longer than its headers say. */
+	memcpy(junk, &good, sizeof(good));
+	URT_CHECK_EQ(udp_send(sock, junk, sizeof(good) + 1), 0);
+	bad++;
+	/* One field at a time out of its range. */
+	SEND_BAD(h.magic, 0);
+	SEND_BAD(h.version, USNIC_REL_WIRE_VERSION + 1);
+	SEND_BAD(h.type, 0);
+	SEND_BAD(h.type, 99);
+	SEND_BAD(h.channel, USNIC_REL_NR_CHANS);
+	SEND_BAD(h.flags, 0x80);
+	SEND_BAD(h.reserved, 1);
+	SEND_BAD(h.payload_len, htons(5));
+	SEND_BAD(d.reserved, 1);
+	SEND_BAD(d.frag_offset, htonl(1));
+	SEND_BAD(d.msg_len, htonl(3));
+	SEND_BAD(d.msg_len, htonl(0x40000000));
 	/* Well formed, from a sender not in the address vector. */
-	((struct tmp_hdr *)pkt)->len = htonl(4);
-	URT_CHECK_EQ(udp_send(stranger, port, pkt, sizeof(h) + 4), 0);
-	usleep(50000);
-	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_header"), 9);
+	URT_CHECK_EQ(udp_send(stranger, &good, sizeof(good)), 0);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_header"), bad);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_unknown_peer"), 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), 0);
 	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 0), -ETIMEDOUT);
 
-	/* And the real thing is delivered. */
-	memcpy(pkt + sizeof(h), "abcd", 4);
-	URT_CHECK_EQ(udp_send(s, port, pkt, sizeof(h) + 4), 0);
-	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 1000), 0);
+	/* The real thing is delivered and acknowledged (ACK 1: seq 0 is in). */
+	URT_CHECK_EQ(udp_send(sock, &good, sizeof(good)), 0);
+	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 2000), 0);
 	URT_CHECK_EQ(cqe.opcode, USNIC_REL_OP_RECV);
 	URT_CHECK_EQ(cqe.len, 4);
 	URT_CHECK_EQ(cqe.imm, 42);
 	URT_CHECK(!memcmp(urt_rx_buf(&ep, cqe.buf), "abcd", 4));
-	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), 1);
+	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+
+	/* The same packet again: a duplicate, answered at once, not delivered. */
+	URT_CHECK_EQ(udp_send(sock, &good, sizeof(good)), 0);
+	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_duplicate"), 1);
+
+	/* Far beyond the window. */
+	data_init(&good, 1000000);
+	URT_CHECK_EQ(udp_send(sock, &good, sizeof(good)), 0);
+	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_out_of_window"), 1);
+
+	/* An ACK for packets the endpoint never sent us. */
+	data_init(&good, 1);
+	good.h.flags = USNIC_REL_F_ACK;
+	good.h.ack = htonl(5);
+	URT_CHECK_EQ(udp_send(sock, &good, sizeof(good)), 0);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_ack"), 1);
+
+	/* Meant for an earlier incarnation of the endpoint. */
+	data_init(&good, 2);
+	good.h.dst_incarnation = htonl(ep.info.incarnation ^ 1);
+	URT_CHECK_EQ(udp_send(sock, &good, sizeof(good)), 0);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_stale_incarnation"), 1);
+
+	/* Nothing of all that reached the completion ring but the one message... */
+	int extra = 0;
+
+	while (!urt_cq_next(&ep, &cqe, 200))
+		extra++;
+	/* ...except message 1, whose packet carried the forged ACK: still data. */
+	URT_CHECK_EQ(extra, 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_messages"), 2);
+
 	urt_ep_unmap(&ep);
 	close(fd);
-	close(s);
+	close(sock);
 	close(stranger);
 	return urt_done("vm_forged");
 }

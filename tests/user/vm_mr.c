@@ -13,7 +13,9 @@
 static int reg(int fd, void *addr, uint64_t len, uint32_t access, uint32_t *rkey)
 {
 	struct usnic_rel_reg_mr r = {
-		.size = sizeof(r), .addr = (uintptr_t)addr, .length = len,
+		.size = sizeof(r),
+		.addr = (uintptr_t)addr,
+		.length = len,
 		.access = access,
 	};
 	int ret = urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r);
@@ -49,8 +51,7 @@ static long vm_pin_kb(void)
 static void check_basic(int fd)
 {
 	size_t len = 16 * 4096;
-	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t k1 = 0, k2 = 0, k3 = 0;
 	long pin0 = vm_pin_kb();
@@ -76,12 +77,14 @@ static void check_basic(int fd)
 	URT_CHECK_EQ(reg(fd, buf, 0, USNIC_REL_ACCESS_ALL, NULL), -EINVAL);
 	URT_CHECK_EQ(reg(fd, buf, 4096, 0x10, NULL), -EINVAL);
 	URT_CHECK_EQ(reg(fd, (void *)-4096L, 8192, USNIC_REL_ACCESS_ALL, NULL), -EINVAL);
-	URT_CHECK_EQ(reg(fd, (void *)(1UL << 60), 4096, USNIC_REL_ACCESS_ALL, NULL),
-		     -EINVAL);
+	URT_CHECK_EQ(reg(fd, (void *)(1UL << 60), 4096, USNIC_REL_ACCESS_ALL, NULL), -EINVAL);
 	URT_CHECK_EQ(reg(fd, (void *)4096, 4096, USNIC_REL_ACCESS_ALL, NULL), -EFAULT);
 	struct usnic_rel_reg_mr r = {
-		.size = sizeof(r), .addr = (uintptr_t)buf, .length = 4096,
-		.access = USNIC_REL_ACCESS_ALL, .flags = 1,
+		.size = sizeof(r),
+		.addr = (uintptr_t)buf,
+		.length = 4096,
+		.access = USNIC_REL_ACCESS_ALL,
+		.flags = 1,
 	};
 
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
@@ -104,8 +107,7 @@ static int check_rlimit_child(void)
 {
 	struct rlimit rl = { .rlim_cur = 64 * 1024, .rlim_max = 64 * 1024 };
 	size_t len = 128 * 1024;
-	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t k1, k2;
 	int fd;
 

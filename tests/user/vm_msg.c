@@ -17,11 +17,17 @@
 #include "urt.h"
 #include "urt_ep.h"
 
-enum { HELLO = 1, READY, DATA, ACK, DONE };
+enum {
+	HELLO = 1,
+	READY,
+	DATA,
+	ACK,
+	DONE
+};
 
-#define BATCH	16
-#define TYPE(imm)	((unsigned int)((imm) >> 56))
-#define MKIMM(t, v)	((uint64_t)(t) << 56 | (v))
+#define BATCH 16
+#define TYPE(imm) ((unsigned int)((imm) >> 56))
+#define MKIMM(t, v) ((uint64_t)(t) << 56 | (v))
 
 static uint8_t payload[65536];
 
@@ -40,8 +46,8 @@ static int next_rx(struct urt_ep *ep, struct usnic_rel_cqe *cqe, int timeout_ms)
 	}
 }
 
-static int setup(struct urt_ep *ep, int family, const char *ip, int port,
-		 const char *peer_ip, int peer_port)
+static int setup(struct urt_ep *ep, int family, const char *ip, int port, const char *peer_ip,
+		 int peer_port)
 {
 	int fd = open("/dev/usnic_rel", O_RDWR);
 	int peer;
@@ -59,8 +65,7 @@ static int setup(struct urt_ep *ep, int family, const char *ip, int port,
 	return peer;
 }
 
-static int run_recv(int family, const char *ip, int port, const char *peer_ip,
-		    int peer_port)
+static int run_recv(int family, const char *ip, int port, const char *peer_ip, int peer_port)
 {
 	struct usnic_rel_cqe cqe;
 	struct urt_ep ep;
@@ -81,7 +86,8 @@ static int run_recv(int family, const char *ip, int port, const char *peer_ip,
 		URT_CHECK(cqe.buf < ep.info.rx_bufs);
 		if (type == HELLO) {
 			URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0,
-					      MKIMM(READY, 0), 0), 0);
+					      MKIMM(READY, 0), 0),
+				     0);
 		} else if (type == DATA) {
 			uint32_t seq = cqe.imm & 0xffffff;
 			uint32_t len = (cqe.imm >> 24) & 0xffffff;
@@ -94,8 +100,9 @@ static int run_recv(int family, const char *ip, int port, const char *peer_ip,
 				bad += buf[i] != urt_pattern(seq, len, i);
 			URT_CHECK_EQ(bad, 0);
 			if (++got % BATCH == 0)
-				URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer,
-						      NULL, 0, MKIMM(ACK, ++batch), 0), 0);
+				URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0,
+						      MKIMM(ACK, ++batch), 0),
+					     0);
 		} else if (type == DONE) {
 			URT_CHECK_EQ(cqe.imm & 0xffffff, got);
 			urt_post_rx(&ep, cqe.buf);
@@ -135,8 +142,7 @@ static void wait_ack(struct urt_ep *ep, unsigned int batch)
 	}
 }
 
-static int run_send(int family, const char *ip, int port, const char *peer_ip,
-		    int peer_port)
+static int run_send(int family, const char *ip, int port, const char *peer_ip, int peer_port)
 {
 	struct usnic_rel_cqe cqe;
 	struct urt_ep ep;
@@ -145,8 +151,8 @@ static int run_send(int family, const char *ip, int port, const char *peer_ip,
 
 	/* HELLO until the receiver answers READY. */
 	for (tries = 0; tries < 200; tries++) {
-		URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0,
-				      MKIMM(HELLO, 0), 0), 0);
+		URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0, MKIMM(HELLO, 0), 0),
+			     0);
 		if (!next_rx(&ep, &cqe, 50)) {
 			urt_post_rx(&ep, cqe.buf);
 			if (TYPE(cqe.imm) == READY)
@@ -161,8 +167,8 @@ static int run_send(int family, const char *ip, int port, const char *peer_ip,
 
 	for (int chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
 		uint32_t mtu = ep.info.mtu[chan];
-		uint32_t sizes[] = { 0, 1, 63, 64, 65, 100, 511, 767, 768,
-				     1000, 1400, 1472, 4096, mtu - 1, mtu };
+		uint32_t sizes[] = { 0,	  1,	63,   64,   65,	  100,	   511, 767,
+				     768, 1000, 1400, 1472, 4096, mtu - 1, mtu };
 
 		for (unsigned int s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 			uint32_t len = sizes[s];
@@ -174,17 +180,18 @@ static int run_send(int family, const char *ip, int port, const char *peer_ip,
 
 				for (uint32_t i = 0; i < len; i++)
 					payload[i] = urt_pattern(seq, len, i);
-				URT_CHECK_EQ(urt_send(&ep, chan, peer, payload, len,
-						      MKIMM(DATA, (uint64_t)chan << 48 |
-							    (uint64_t)len << 24 | seq),
-						      sent), 0);
+				URT_CHECK_EQ(
+					urt_send(&ep, chan, peer, payload, len,
+						 MKIMM(DATA, (uint64_t)chan << 48 |
+								     (uint64_t)len << 24 | seq),
+						 sent),
+					0);
 				sent++;
 			}
 			wait_ack(&ep, ++batch);
 		}
 	}
-	URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0,
-			      MKIMM(DONE, sent), 0), 0);
+	URT_CHECK_EQ(urt_send(&ep, USNIC_REL_CHAN_CMD, peer, NULL, 0, MKIMM(DONE, sent), 0), 0);
 	if (urt_counter(ep.info.debug_id, "tx_packets") >= 0) {
 		URT_CHECK(urt_counter(ep.info.debug_id, "tx_packets") >= sent + 2);
 		URT_CHECK_EQ(urt_counter(ep.info.debug_id, "tx_errors"), 0);
@@ -205,8 +212,7 @@ static int run_pair(int family, const char *ip)
 		urt_failures++;
 		kill(pid, SIGKILL);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "vm_msg: receiver failed\n");
 		urt_failures++;
 	}
@@ -219,10 +225,8 @@ int main(int argc, char **argv)
 		int family = !strcmp(argv[2], "6") ? AF_INET6 : AF_INET;
 
 		if (!strcmp(argv[1], "recv"))
-			return run_recv(family, argv[3], atoi(argv[4]), argv[5],
-					atoi(argv[6]));
-		return run_send(family, argv[3], atoi(argv[4]), argv[5],
-				atoi(argv[6]));
+			return run_recv(family, argv[3], atoi(argv[4]), argv[5], atoi(argv[6]));
+		return run_send(family, argv[3], atoi(argv[4]), argv[5], atoi(argv[6]));
 	}
 	if (argc != 1) {
 		fprintf(stderr, "usage: vm_msg [recv|send 4|6 IP PORT PEER_IP PEER_PORT]\n");

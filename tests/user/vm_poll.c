@@ -12,13 +12,13 @@
 #include "urt.h"
 #include "urt_ep.h"
 
-#define PORT_RX	17201
-#define PORT_TX	17202
+#define PORT_RX 17201
+#define PORT_TX 17202
 
 static long cpu_us(const struct rusage *ru)
 {
-	return (ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000L +
-	       ru->ru_utime.tv_usec + ru->ru_stime.tv_usec;
+	return (ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000L + ru->ru_utime.tv_usec +
+	       ru->ru_stime.tv_usec;
 }
 
 static int receiver(int ready_fd)

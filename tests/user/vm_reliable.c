@@ -36,8 +36,8 @@ static int msg_chan(uint32_t i)
 
 static uint32_t msg_len(uint32_t i)
 {
-	static const uint32_t sizes[] = { 0,    1,    7,    64,    65,   700,  767, 768,
-					  769,  1400, 1500, 3000,  8192, 9000, 20000 };
+	static const uint32_t sizes[] = { 0,   1,    7,	   64,	 65,   700,  767,  768,
+					  769, 1400, 1500, 3000, 8192, 9000, 20000 };
 	uint32_t max = max_msg[msg_chan(i)];
 
 	if (i % 17 == 16)
@@ -53,10 +53,10 @@ static int family_of(const char *ip)
 static void print_counters(const char *who, struct urt_ep *ep)
 {
 	static const char *const names[] = {
-		"tx_packets",	   "rx_packets",       "rx_messages",	  "retx_timeout",
-		"retx_fast",	   "acks_standalone",  "acks_piggybacked", "acks_delayed",
-		"rx_duplicate",	   "rx_out_of_order",  "rx_out_of_window", "rx_no_buf",
-		"rx_bad_ack",	   "rx_bad_header",    "peers_dead",
+		"tx_packets",	"rx_packets",	   "rx_messages",      "retx_timeout",
+		"retx_fast",	"acks_standalone", "acks_piggybacked", "acks_delayed",
+		"rx_duplicate", "rx_out_of_order", "rx_out_of_window", "rx_no_buf",
+		"rx_bad_ack",	"rx_bad_header",   "peers_dead",
 	};
 
 	printf("%s counters:", who);
@@ -78,8 +78,8 @@ static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 			continue;
 		if (cqe.opcode != USNIC_REL_OP_RECV || cqe.status || cqe.peer != peer ||
 		    cqe.channel >= USNIC_REL_NR_CHANS) {
-			fprintf(stderr, "rx: unexpected cqe op %u status %d peer %u\n",
-				cqe.opcode, cqe.status, cqe.peer);
+			fprintf(stderr, "rx: unexpected cqe op %u status %d peer %u\n", cqe.opcode,
+				cqe.status, cqe.peer);
 			bad++;
 			continue;
 		}
@@ -106,10 +106,10 @@ static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 		next[chan] = i + 1;
 		got++;
 		urt_post_rx(ep, cqe.buf);
-		if (__atomic_load_n(&((struct usnic_rel_ring_hdr *)
-					      ep->region[USNIC_REL_REGION_RX_FREE])
-					     ->flags,
-				    __ATOMIC_ACQUIRE) &
+		if (__atomic_load_n(
+			    &((struct usnic_rel_ring_hdr *)ep->region[USNIC_REL_REGION_RX_FREE])
+				     ->flags,
+			    __ATOMIC_ACQUIRE) &
 		    USNIC_REL_RING_F_NEED_DOORBELL)
 			urt_doorbell(ep, USNIC_REL_DB_RX);
 	}
@@ -150,7 +150,10 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 			uint32_t len = msg_len(sent), slot = 0;
 			int chan = msg_chan(sent);
 			struct usnic_rel_sqe sqe = {
-				.opcode = USNIC_REL_OP_SEND, .peer = peer, .imm = sent, .len = len,
+				.opcode = USNIC_REL_OP_SEND,
+				.peer = peer,
+				.imm = sent,
+				.len = len,
 			};
 			uint8_t *dst = sqe.inline_data;
 
@@ -212,8 +215,9 @@ int main(int argc, char **argv)
 	int fd, peer;
 
 	if (argc < 7) {
-		fprintf(stderr, "usage: %s rx|tx LOCAL_IP LOCAL_PORT REMOTE_IP REMOTE_PORT COUNT "
-				"[MIN_RETX]\n",
+		fprintf(stderr,
+			"usage: %s rx|tx LOCAL_IP LOCAL_PORT REMOTE_IP REMOTE_PORT COUNT "
+			"[MIN_RETX]\n",
 			argv[0]);
 		return 2;
 	}

@@ -37,8 +37,8 @@ static void check_sq(void)
 	URT_CHECK_EQ(urt_doorbell(&ep, USNIC_REL_DB_SQ_DATA), -EIO);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "ring_corrupt"), 1);
 	/* Exactly one ring more than the ring holds is corrupt too. */
-	__atomic_store_n(urt_ring_tail(&ep, USNIC_REL_REGION_SQ_CMD),
-			 ep.info.sq_entries + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(urt_ring_tail(&ep, USNIC_REL_REGION_SQ_CMD), ep.info.sq_entries + 1,
+			 __ATOMIC_RELEASE);
 	URT_CHECK_EQ(urt_doorbell(&ep, USNIC_REL_DB_SQ_CMD), -EIO);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "ring_corrupt"), 2);
 	/* The kernel's head did not move and nothing completed. */
@@ -49,8 +49,8 @@ static void check_sq(void)
 	/* A full ring of zeroed SQEs (a whole ring, not more) is consumed. */
 	if (open_ep(&ep))
 		return;
-	__atomic_store_n(urt_ring_tail(&ep, USNIC_REL_REGION_SQ_CMD),
-			 ep.info.sq_entries, __ATOMIC_RELEASE);
+	__atomic_store_n(urt_ring_tail(&ep, USNIC_REL_REGION_SQ_CMD), ep.info.sq_entries,
+			 __ATOMIC_RELEASE);
 	URT_CHECK_EQ(urt_doorbell(&ep, USNIC_REL_DB_SQ_CMD), ep.info.sq_entries);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "bad_sqe"), ep.info.sq_entries);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "ring_corrupt"), 0);
@@ -100,8 +100,7 @@ static void check_rx(void)
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_messages"), 1);
 
 	/* CQ head moved past the kernel's tail: no completion is written. */
-	__atomic_store_n(urt_ring_head(&tx, USNIC_REL_REGION_CQ), 0x40000000u,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(urt_ring_head(&tx, USNIC_REL_REGION_CQ), 0x40000000u, __ATOMIC_RELEASE);
 	URT_CHECK_EQ(urt_send(&tx, USNIC_REL_CHAN_CMD, peer, "w", 1, 5, 0), -EIO);
 	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "ring_corrupt"), 1);
 	close_ep(&tx);

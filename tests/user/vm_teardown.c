@@ -12,8 +12,8 @@
 #include "urt.h"
 #include "urt_ep.h"
 
-#define PORT_A	17101
-#define PORT_B	17102
+#define PORT_A 17101
+#define PORT_B 17102
 
 static uint8_t payload[9000];
 
@@ -50,8 +50,9 @@ static void blast(uint16_t port, uint16_t peer_port)
 				urt_post_rx(&ep, cqe.buf);
 		/* Keep the SQ from overflowing when the socket is full. */
 		while (*urt_ring_tail(&ep, USNIC_REL_REGION_SQ_DATA) -
-		       __atomic_load_n(urt_ring_head(&ep, USNIC_REL_REGION_SQ_DATA),
-				       __ATOMIC_ACQUIRE) > ep.info.sq_entries - 32) {
+			       __atomic_load_n(urt_ring_head(&ep, USNIC_REL_REGION_SQ_DATA),
+					       __ATOMIC_ACQUIRE) >
+		       ep.info.sq_entries - 32) {
 			urt_doorbell(&ep, USNIC_REL_DB_SQ_DATA);
 			while (!urt_cq_next(&ep, &cqe, 0))
 				;
@@ -109,7 +110,7 @@ static void check_close_in_flight(void)
 			got++;
 		URT_CHECK_EQ(got, 5);
 		if (round & 1)
-			urt_ep_unmap(&ep);	/* else close while mapped */
+			urt_ep_unmap(&ep); /* else close while mapped */
 		close(ep.fd);
 		if (!(round & 1))
 			urt_ep_unmap(&ep);
@@ -139,12 +140,14 @@ struct ringer {
 static void *ring_forever(void *arg)
 {
 	struct ringer *r = arg;
-	struct usnic_rel_sqe sqe = { .opcode = USNIC_REL_OP_SEND, .len = 1,
-				     .flags = USNIC_REL_SQE_INLINE, .peer = 1 };
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND, .len = 1, .flags = USNIC_REL_SQE_INLINE, .peer = 1
+	};
 
 	for (;;) {
 		if (*urt_ring_tail(r->ep, USNIC_REL_REGION_SQ_CMD) -
-		    *urt_ring_head(r->ep, USNIC_REL_REGION_SQ_CMD) < 8)
+			    *urt_ring_head(r->ep, USNIC_REL_REGION_SQ_CMD) <
+		    8)
 			urt_queue_sqe(r->ep, USNIC_REL_CHAN_CMD, &sqe);
 		r->last = urt_doorbell(r->ep, USNIC_REL_DB_SQ_CMD);
 		if (r->last < 0)
@@ -152,7 +155,8 @@ static void *ring_forever(void *arg)
 		/* Drop the completions so the CQ never fills. */
 		__atomic_store_n(urt_ring_head(r->ep, USNIC_REL_REGION_CQ),
 				 __atomic_load_n(urt_ring_tail(r->ep, USNIC_REL_REGION_CQ),
-						 __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+						 __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 	}
 }
 
