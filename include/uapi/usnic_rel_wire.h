@@ -56,7 +56,6 @@ enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_STATUS,
 };
 
-
 /* usnic_rel_hdr.flags */
 #define USNIC_REL_F_ACK		0x01	/* ack and sack are valid */
 #define USNIC_REL_F_ACK_REQ	0x02	/* please acknowledge at once */

@@ -70,7 +70,7 @@ enum usnic_rel_conn_state {
 };
 
 struct usnic_rel_conn {
-	spinlock_t lock;
+	spinlock_t lock;		/* everything in this structure */
 	enum usnic_rel_conn_state state;
 	u32 remote_incarnation;		/* 0 until heard from */
 	u32 prev_incarnation;		/* the one before a restart: stale */

@@ -53,6 +53,7 @@ static int usnic_rel_rx_take_buf(struct usnic_rel_ep *ep, u32 *idx)
 	if (!usnic_rel_ring_avail(ep, fr))
 		return -ENOBUFS;
 	i = READ_ONCE(((u32 *)fr->desc)[fr->kidx & (fr->entries - 1)]);
+	/* The slot is read before userspace may reuse it. */
 	smp_store_release(&fr->hdr->head, ++fr->kidx);
 	if (i >= ep->rx_buf_count) {
 		/* Lost to userspace's bug; the packet waits for a good one. */
@@ -215,18 +216,18 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 
 	switch (usnic_rel_rxwin_classify(&c->rx, pkt->seq)) {
 	case USNIC_REL_RX_IN_ORDER:
-		if (skb_queue_empty(&c->backlog)) {
-			/* Not taken into the window unless it can be delivered. */
-			if (usnic_rel_rx_deliver(ep, peer, pkt) == -ENOBUFS) {
+		if (!skb_queue_empty(&c->backlog)) {
+			/* Behind others waiting for buffers, within a bound. */
+			if (skb_queue_len(&c->backlog) >= c->rx.size) {
 				usnic_rel_rx_need_buffers(ep);
 				return false;
 			}
-		} else if (skb_queue_len(&c->backlog) >= c->rx.size) {
-			usnic_rel_rx_need_buffers(ep);
-			return false;
-		} else {
 			__skb_queue_tail(&c->backlog, skb);
 			kept = true;
+		} else if (usnic_rel_rx_deliver(ep, peer, pkt) == -ENOBUFS) {
+			/* Not taken into the window unless it can be delivered. */
+			usnic_rel_rx_need_buffers(ep);
+			return false;
 		}
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
 		for (i = 1; i < res.deliver_count; i++) {

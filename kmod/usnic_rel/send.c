@@ -210,6 +210,7 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 			memcpy(&cur->sqe, ring->desc +
 			       (size_t)(ring->kidx & (ring->entries - 1)) *
 			       sizeof(cur->sqe), sizeof(cur->sqe));
+			/* Our copy is taken: userspace may reuse the slot. */
 			smp_store_release(&ring->hdr->head, ++ring->kidx);
 			done++;
 			ret = usnic_rel_sqe_check(ep, chan, &cur->sqe);
