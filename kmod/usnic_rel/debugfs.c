@@ -53,6 +53,52 @@ static int usnic_rel_counters_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_counters);
 
+static const char * const usnic_rel_conn_state_names[] = {
+	[USNIC_REL_CONN_ACTIVE] = "active",
+	[USNIC_REL_CONN_DEAD] = "dead",
+	[USNIC_REL_CONN_REMOVED] = "removed",
+};
+
+static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	int i;
+
+	spin_lock_bh(&conn->lock);
+	seq_printf(s, "peer %u %pISpc %s incarnation %08x srtt_us %u rttvar_us %u rto_us %u backoff %u retries %u\n",
+		   peer->handle, &peer->addr, usnic_rel_conn_state_names[conn->state],
+		   conn->remote_incarnation, conn->rto.srtt_us,
+		   conn->rto.rttvar_us, usnic_rel_rto_current_us(&conn->rto),
+		   conn->rto.backoff, conn->rto.retries);
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		struct usnic_rel_chan_conn *c = &conn->chan[i];
+
+		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d rx next %u held %u backlog %u ack_pending %d\n",
+			   i, c->tx.una, c->tx.next,
+			   usnic_rel_txwin_inflight(&c->tx), c->tx.nr_sacked,
+			   c->tx.dup_acks, c->tx.in_recovery, c->rx.next,
+			   c->rx.nr_ooo, skb_queue_len(&c->backlog),
+			   c->ack_pending);
+	}
+	spin_unlock_bh(&conn->lock);
+}
+
+/* Per-peer connection state: windows, RTT estimate, retransmit backoff. */
+static int usnic_rel_peers_show(struct seq_file *s, void *unused)
+{
+	struct usnic_rel_ep *ep = s->private;
+	struct usnic_rel_peer *peer;
+	unsigned long handle;
+
+	/* A removed peer is freed only after a grace period. */
+	rcu_read_lock();
+	xa_for_each(&ep->peers, handle, peer)
+		usnic_rel_peer_show(s, peer);
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(usnic_rel_peers);
+
 /*
  * The files are removed before the endpoint's reference is dropped, and
  * debugfs_remove() waits for readers, so a reader never sees a freed ep.
@@ -65,6 +111,8 @@ void usnic_rel_debugfs_ep_add(struct usnic_rel_ep *ep)
 	ep->debugfs = debugfs_create_dir(name, usnic_rel_debugfs_root);
 	debugfs_create_file("counters", 0444, ep->debugfs, ep,
 			    &usnic_rel_counters_fops);
+	debugfs_create_file("peers", 0444, ep->debugfs, ep,
+			    &usnic_rel_peers_fops);
 }
 
 void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep)

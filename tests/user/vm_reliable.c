@@ -63,6 +63,17 @@ static void print_counters(const char *who, struct urt_ep *ep)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		printf(" %s=%lld", names[i], urt_counter(ep->info.debug_id, names[i]));
 	printf("\n");
+
+	char path[96], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/peers", ep->info.debug_id);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("%s %s", who, line);
+	fclose(f);
 }
 
 static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
