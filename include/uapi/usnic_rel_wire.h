@@ -70,8 +70,9 @@ enum usnic_rel_pkt_type {
  *	sequence space.
  * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
  *	carry USNIC_REL_F_ACK.
- * @src_incarnation: random non-zero number drawn by the sending endpoint at
- *	creation. A new value means the peer restarted: its state is reset.
+ * @src_incarnation: random number drawn by the sending endpoint at creation,
+ *	never 0 (dropped). A new value means the peer restarted: its state is
+ *	reset.
  * @dst_incarnation: the receiver's incarnation as the sender knows it, or 0
  *	before the sender has heard from the receiver. A packet naming an older
  *	incarnation of the receiver is dropped.

@@ -52,6 +52,29 @@ void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_destroy);
 
 /**
+ * usnic_rel_txwin_reset() - start over, for a restarted peer
+ * @w: the window
+ * @isn: first sequence number to send
+ *
+ * The caller first completes (with an error) and frees whatever it still
+ * holds for the packets in flight.
+ */
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
+{
+	struct usnic_rel_tx_slot *slots = w->slots;
+	u32 size = w->size;
+
+	memset(slots, 0, size * sizeof(*slots));
+	memset(w, 0, sizeof(*w));
+	w->slots = slots;
+	w->size = size;
+	w->una = isn;
+	w->next = isn;
+	w->sack_end = isn;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);
+
+/**
  * usnic_rel_txwin_push() - take the next sequence number for a new packet
  * @w: the window
  * @now_ns: transmission time
@@ -290,16 +313,3 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 		s->retx++;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
-
-/* The peer restarted: nothing is in flight any more; start again at @isn. */
-void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
-{
-	memset(w->slots, 0, w->size * sizeof(*w->slots));
-	w->una = isn;
-	w->next = isn;
-	w->sack_end = isn;
-	w->nr_sacked = 0;
-	w->dup_acks = 0;
-	w->in_recovery = false;
-}
-EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);

@@ -56,13 +56,13 @@ struct usnic_rel_ack_result {
 int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
 			 gfp_t gfp);
 void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
 enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u32 ack, u64 sack, bool pure,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
 void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
-void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w);
 bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 			       u32 end);

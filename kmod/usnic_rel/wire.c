@@ -258,6 +258,8 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return USNIC_REL_DROP_BAD_FLAGS;
 	if (h.type == USNIC_REL_PKT_ACK && !(h.flags & USNIC_REL_F_ACK))
 		return USNIC_REL_DROP_BAD_FLAGS;
+	if (!h.src_incarnation)
+		return USNIC_REL_DROP_NO_INCARNATION;
 	if (h.reserved || h.reserved2)
 		return USNIC_REL_DROP_RESERVED;
 
@@ -434,6 +436,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_BAD_TYPE] = "bad_type",
 	[USNIC_REL_DROP_BAD_CHANNEL] = "bad_channel",
 	[USNIC_REL_DROP_BAD_FLAGS] = "bad_flags",
+	[USNIC_REL_DROP_NO_INCARNATION] = "no_incarnation",
 	[USNIC_REL_DROP_RESERVED] = "reserved_set",
 	[USNIC_REL_DROP_BAD_LENGTH] = "bad_length",
 	[USNIC_REL_DROP_FRAG_RANGE] = "frag_range",

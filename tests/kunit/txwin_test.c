@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: send window accounting, ACK/SACK validation, Karn's rule and the
+ * fast-retransmit decision.
+ */
+#include <kunit/test.h>
+
+#include "txwin.h"
+
+static void tw_init(struct kunit *test, struct usnic_rel_txwin *w, u32 size,
+		    u32 isn)
+{
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(w, size, isn, GFP_KERNEL), 0);
+}
+
+/* Send @n packets at time @now; expect them numbered from w->next on. */
+static void tw_send(struct kunit *test, struct usnic_rel_txwin *w, u32 n,
+		    u64 now)
+{
+	u32 seq, want;
+
+	while (n--) {
+		want = w->next;
+		KUNIT_ASSERT_EQ(test, usnic_rel_txwin_push(w, now, &seq), 0);
+		KUNIT_EXPECT_EQ(test, seq, want);
+	}
+}
+
+static void txwin_init_checks_size(struct kunit *test)
+{
+	static const u32 bad[] = { 0, 3, 100, USNIC_REL_MAX_WINDOW * 2 };
+	struct usnic_rel_txwin w;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_init(&w, bad[i], 0,
+							   GFP_KERNEL),
+				-EINVAL);
+	tw_init(test, &w, USNIC_REL_MAX_WINDOW, 0);
+	tw_send(test, &w, USNIC_REL_MAX_WINDOW, 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_full(&w));
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_fills_to_limit(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq = 1234;
+
+	tw_init(test, &w, 16, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(&w), 0);
+	tw_send(test, &w, 16, 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_full(&w));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 2, &seq), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, seq, 1234);
+	KUNIT_EXPECT_EQ(test, w.next, 116);
+
+	/* Freeing one slot admits exactly one more packet. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 101, 0, true, 3, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed_from, 100);
+	KUNIT_EXPECT_EQ(test, res.freed, 1);
+	tw_send(test, &w, 1, 4);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 5, &seq), -ENOSPC);
+
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 117, 0, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 16);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(&w), 0);
+
+	/* A reset (peer restarted) empties a full window. */
+	tw_send(test, &w, 16, 7);
+	usnic_rel_txwin_reset(&w, 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(&w), 0);
+	KUNIT_EXPECT_EQ(test, w.size, 16);
+	tw_send(test, &w, 16, 8);
+	KUNIT_EXPECT_EQ(test, w.next, 16);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_wraps_across_2_32(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 round;
+
+	tw_init(test, &w, 16, 0xfffffff8U);
+	/* Fill and drain the window four times across the wrap. */
+	for (round = 0; round < 4; round++) {
+		u32 start = w.next;
+
+		tw_send(test, &w, 16, round);
+		KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_full(&w));
+		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, start + 10, 0,
+							  true, round, &res),
+				USNIC_REL_ACK_NEW);
+		KUNIT_EXPECT_EQ(test, res.freed_from, start);
+		KUNIT_EXPECT_EQ(test, res.freed, 10);
+		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, start + 16, 0,
+							  true, round, &res),
+				USNIC_REL_ACK_NEW);
+		KUNIT_EXPECT_EQ(test, res.freed, 6);
+	}
+	KUNIT_EXPECT_EQ(test, w.una, 0x38U);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(&w), 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_rejects_stale_and_forged_acks(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	/* In flight: 0xfffffffe .. 0x00000005 (8 packets), across the wrap. */
+	tw_init(test, &w, 64, 0xfffffffcU);
+	tw_send(test, &w, 10, 1);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_ack(&w, 0xfffffffeU, 0, true, 2,
+						  &res),
+			USNIC_REL_ACK_NEW);
+
+	/* Below una, near or almost 2^31 away: stale. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0xfffffffdU, 0, true, 3,
+						  &res),
+			USNIC_REL_ACK_STALE);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0x80000010U, 0, true, 3,
+						  &res),
+			USNIC_REL_ACK_STALE);
+	/* Beyond next: acknowledges what was never sent. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 7, 0, true, 3, &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0x7ffffff0U + 8, 0, true,
+						  3, &res),
+			USNIC_REL_ACK_FORGED);
+	/* SACK bits past next - 1: ack 0 may SACK 1..5 (bits 0..4) only. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 1ULL << 5, true, 3,
+						  &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 6, 1, true, 3, &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 5, 1, true, 3, &res),
+			USNIC_REL_ACK_FORGED);
+	/* None of that moved anything. */
+	KUNIT_EXPECT_EQ(test, w.una, 0xfffffffeU);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	KUNIT_EXPECT_EQ(test, w.dup_acks, 0);
+
+	/* The same ACK again is a duplicate; the last legal SACK bit is ok. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0xfffffffeU, 0, true, 4,
+						  &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, res.freed, 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 1ULL << 4, true, 5,
+						  &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 2);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 1);
+	/* Everything acknowledged: ack == next is legal, no SACK bit is. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 6, 0, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 6, 1, true, 6, &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_karn_rtt_samples(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	tw_init(test, &w, 16, 0);
+	tw_send(test, &w, 1, 1000);
+	usnic_rel_txwin_ack(&w, 1, 0, true, 1250, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 250);
+
+	/* Retransmitted: ambiguous, no sample. */
+	tw_send(test, &w, 1, 2000);
+	usnic_rel_txwin_retransmitted(&w, 1, 3000);
+	usnic_rel_txwin_ack(&w, 2, 0, true, 3100, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+
+	/* An ACK covering a resent packet and a fresh one: no sample either. */
+	tw_send(test, &w, 2, 4000);
+	usnic_rel_txwin_retransmitted(&w, 2, 4500);
+	usnic_rel_txwin_ack(&w, 4, 0, true, 4600, &res);
+	KUNIT_EXPECT_EQ(test, res.freed, 2);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+
+	/* SACKed before the cumulative ACK reached it: the ACK waited. */
+	tw_send(test, &w, 2, 5000);
+	usnic_rel_txwin_ack(&w, 4, 1, true, 5100, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+	usnic_rel_txwin_ack(&w, 6, 0, true, 9000, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+
+	/* Several fresh packets: sample from the newest. */
+	tw_send(test, &w, 1, 10000);
+	tw_send(test, &w, 1, 10400);
+	usnic_rel_txwin_ack(&w, 8, 0, true, 10500, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 100);
+
+	/* A retransmission of a packet already acknowledged is ignored. */
+	usnic_rel_txwin_retransmitted(&w, 7, 11000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 12000, &seq), 0);
+	usnic_rel_txwin_ack(&w, 9, 0, true, 12300, &res);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 300);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_sack_fast_retransmit(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	tw_init(test, &w, 64, 0);
+	tw_send(test, &w, 10, 1);
+
+	/* 0 lost; 1 and 2 arrive: not yet enough evidence. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x3, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 1);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	/* 4 arrives too (3 lost as well): three SACKed above the hole. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0xb, true, 3, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_lost_end(&w), 5);
+
+	/* The holes below the highest SACK are 0 and 3, nothing else. */
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, 5));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	usnic_rel_txwin_retransmitted(&w, seq++, 4);
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, 5));
+	KUNIT_EXPECT_EQ(test, seq, 3);
+	usnic_rel_txwin_retransmitted(&w, seq++, 4);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, 5));
+	/* Already resent in this recovery: not offered again. */
+	seq = 0;
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, 5));
+
+	/* More SACKs in the same recovery do not trigger it again. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1b, true, 5, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1b, true, 5, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+
+	/* Partial ACK (0 arrived, 3 still missing): resend the next hole. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 3, 0x3, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 3);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 2);
+
+	/* Everything up to recover acknowledged: recovery over. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 10, 0, true, 7, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_lost_end(&w), 10);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_duplicate_acks(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq = 0, end;
+	int i;
+
+	tw_init(test, &w, 128, 0);
+	/* Beyond the SACK bitmap's reach, only duplicates tell of a loss. */
+	tw_send(test, &w, 100, 1);
+	usnic_rel_txwin_ack(&w, 1, 0, true, 2, &res);
+
+	/* Piggy-backed repeats of an old ACK are not duplicates. */
+	for (i = 0; i < 5; i++) {
+		usnic_rel_txwin_ack(&w, 1, 0, false, 3, &res);
+		KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	}
+	KUNIT_EXPECT_EQ(test, w.dup_acks, 0);
+
+	for (i = 1; i <= USNIC_REL_DUPACK_THRESH; i++) {
+		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 1, 0, true, 4,
+							  &res),
+				USNIC_REL_ACK_DUP);
+		KUNIT_EXPECT_EQ(test, res.fast_retransmit,
+				i == USNIC_REL_DUPACK_THRESH);
+	}
+	/* No SACK: only the first unacknowledged packet is known lost. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_lost_end(&w), 2);
+	end = usnic_rel_txwin_lost_end(&w);
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, end));
+	KUNIT_EXPECT_EQ(test, seq, 1);
+
+	/* New data acknowledged resets the count. */
+	usnic_rel_txwin_ack(&w, 100, 0, true, 5, &res);
+	KUNIT_EXPECT_EQ(test, w.dup_acks, 0);
+	/* Nothing in flight: an ACK is never a duplicate. */
+	usnic_rel_txwin_ack(&w, 100, 0, true, 6, &res);
+	KUNIT_EXPECT_EQ(test, w.dup_acks, 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void txwin_timeout_resends_unsacked(struct kunit *test)
+{
+	static const u32 want[] = { 0xfffffffeU, 0xffffffffU, 2, 3, 4 };
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	unsigned int n = 0;
+	u32 seq;
+
+	tw_init(test, &w, 16, 0xfffffffeU);
+	tw_send(test, &w, 7, 1);
+	/* 0 and 1 SACKed. */
+	usnic_rel_txwin_ack(&w, 0xfffffffeU, 0x6, true, 2, &res);
+
+	usnic_rel_txwin_timeout(&w);
+	for (seq = w.una; usnic_rel_txwin_next_retx(&w, &seq, w.next); seq++) {
+		KUNIT_ASSERT_LT(test, n, ARRAY_SIZE(want));
+		KUNIT_EXPECT_EQ(test, seq, want[n]);
+		usnic_rel_txwin_retransmitted(&w, seq, 3);
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, w.slots[usnic_rel_txwin_slot(&w, 2)].retx, 1);
+
+	/* A second timeout offers them all again. */
+	usnic_rel_txwin_timeout(&w);
+	seq = 0xfffffff0U;	/* below una: clamped */
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
+	KUNIT_EXPECT_EQ(test, seq, 0xfffffffeU);
+	/* New packets sent after the timeout are not losses of it. */
+	tw_send(test, &w, 1, 4);
+	seq = 5;
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
+	usnic_rel_txwin_destroy(&w);
+}
+
+static struct kunit_case usnic_rel_txwin_cases[] = {
+	KUNIT_CASE(txwin_init_checks_size),
+	KUNIT_CASE(txwin_fills_to_limit),
+	KUNIT_CASE(txwin_wraps_across_2_32),
+	KUNIT_CASE(txwin_rejects_stale_and_forged_acks),
+	KUNIT_CASE(txwin_karn_rtt_samples),
+	KUNIT_CASE(txwin_sack_fast_retransmit),
+	KUNIT_CASE(txwin_duplicate_acks),
+	KUNIT_CASE(txwin_timeout_resends_unsacked),
+	{}
+};
+
+static struct kunit_suite usnic_rel_txwin_suite = {
+	.name = "usnic_rel_txwin",
+	.test_cases = usnic_rel_txwin_cases,
+};
+
+kunit_test_suite(usnic_rel_txwin_suite);
