@@ -309,15 +309,12 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
+		usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
+				USNIC_REL_CNT_RETX_FAST, n);
 		more = n == USNIC_REL_RETX_BATCH;
 		if (!more) {
-			usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
-					USNIC_REL_CNT_RETX_FAST, n);
 			c->retx_all = false;
 			c->retx_pending = false;
-		} else {
-			usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
-					USNIC_REL_CNT_RETX_FAST, n);
 		}
 	}
 	spin_unlock_bh(&conn->lock);
