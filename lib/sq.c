@@ -141,7 +141,8 @@ int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sq
 	}
 	if (ret || flags & UREL_POST_MORE)
 		return ret;
-	ret = urel_doorbell(ep, 1U << chan);
+	/* One doorbell for this post and whatever UREL_POST_MORE left on either channel. */
+	ret = urel_sq_kick(ep);
 	return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM ? ret : 0;
 }
 
