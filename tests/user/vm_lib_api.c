@@ -199,6 +199,43 @@ static void test_self_send(struct urel_device *dev)
 	}
 	URT_CHECK_EQ(sends, 12);
 	URT_CHECK_EQ(recvs, 12);
+
+	/* Gathered sends: inline and staged, with an empty piece in the middle. */
+	for (uint32_t total = 40; total <= 4000; total += 3960) {
+		struct iovec iov[3] = {
+			{ .iov_base = buf, .iov_len = 10 },
+			{ .iov_base = NULL, .iov_len = 0 },
+			{ .iov_base = buf + 10, .iov_len = total - 10 },
+		};
+
+		urt_fill(buf, 77, total);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_DATA, iov, 3, 77, NULL, 0), 0);
+		URT_CHECK_EQ(urt_poll_n(dev, ep, c, 2, 2000), 2);
+		for (int i = 0; i < 2; i++) {
+			URT_CHECK_EQ(c[i].len, total);
+			if (c[i].opcode == UREL_OP_RECV) {
+				URT_CHECK_EQ(urt_verify(c[i].data, 77, total), 0);
+				URT_CHECK_EQ(urel_ep_release_recv(ep, c[i].buf), 0);
+			}
+		}
+	}
+	{
+		struct iovec big[2] = { { .iov_base = buf, .iov_len = info.max_msg[UREL_CHAN_CMD] },
+					{ .iov_base = buf, .iov_len = 1 } };
+		struct iovec hole = { .iov_base = NULL, .iov_len = 1 };
+
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, big, 2, 0, NULL, 0), -EMSGSIZE);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, &hole, 1, 0, NULL, 0), -EINVAL);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, big, 65, 0, NULL, 0), -EINVAL);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, NULL, 0, 5, NULL, 0), 0);
+		URT_CHECK_EQ(urt_poll_n(dev, ep, c, 2, 2000), 2);
+		for (int i = 0; i < 2; i++) {
+			URT_CHECK_EQ(c[i].len, 0);
+			URT_CHECK_EQ(c[i].imm, 5);
+			if (c[i].opcode == UREL_OP_RECV)
+				URT_CHECK_EQ(urel_ep_release_recv(ep, c[i].buf), 0);
+		}
+	}
 	URT_CHECK_EQ(urel_ep_send(ep, me, 2, buf, 1, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, NULL, 1, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, buf, 1, 0, NULL, 0x80), -EINVAL);
