@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -189,6 +190,10 @@ int urel_ep_release_recv(struct urel_ep *ep, uint32_t buf);
  */
 int urel_ep_send(struct urel_ep *ep, urel_peer_t peer, unsigned int chan, const void *buf,
 		 size_t len, uint64_t imm, void *context, unsigned int flags);
+
+/* As urel_ep_send(), the message gathered from @iovcnt (at most 64) pieces. */
+int urel_ep_sendv(struct urel_ep *ep, urel_peer_t peer, unsigned int chan, const struct iovec *iov,
+		  unsigned int iovcnt, uint64_t imm, void *context, unsigned int flags);
 
 /* Ring the doorbell for everything posted with UREL_POST_MORE. */
 int urel_ep_flush(struct urel_ep *ep);

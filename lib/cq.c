@@ -59,8 +59,13 @@ static void urel_cq_op_done(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
 		return;
 	}
 	c->context = op->context;
-	if (!c->status && op->opcode == USNIC_REL_OP_GET && raw->len <= op->staging_len)
-		memcpy(op->dest, staging + op->staging_off, raw->len);
+	if (!c->status && op->opcode == USNIC_REL_OP_GET) {
+		/* Never copy more than the get asked for and staged. */
+		if (raw->len <= op->staging_len)
+			memcpy(op->dest, staging + op->staging_off, raw->len);
+		else
+			c->status = -EIO;
+	}
 	if (!c->status && op->opcode == USNIC_REL_OP_ATOMIC && op->dest) {
 		if (op->size == 4) {
 			uint32_t v = (uint32_t)raw->imm;

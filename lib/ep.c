@@ -36,6 +36,12 @@ static int urel_ep_map(struct urel_ep *ep)
 		if (p == MAP_FAILED)
 			return -errno;
 		ep->region[i] = p;
+		/*
+		 * A forked child writing these rings would corrupt the parent's
+		 * endpoint. Best effort: kernels without madvise (tinyconfig) work.
+		 */
+		if (madvise(p, reg->size, MADV_DONTFORK) && errno != ENOSYS)
+			return -errno;
 	}
 	urel_ring_init(&ep->sq[USNIC_REL_CHAN_CMD], ep->region[USNIC_REL_REGION_SQ_CMD],
 		       &ep->info.region[USNIC_REL_REGION_SQ_CMD], true);

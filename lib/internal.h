@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <uapi/usnic_rel.h>
 #include <usnicrel.h>
@@ -157,9 +158,13 @@ struct urel_op *urel_op_alloc(struct urel_ep *ep, uint64_t *user_ctx);
 struct urel_op *urel_op_find(struct urel_ep *ep, uint64_t user_ctx);
 void urel_op_free(struct urel_ep *ep, struct urel_op *op);
 
-/* sq.c */
+/* sq.c: @pl NULL posts no payload (a get reserves staging for its result). */
+struct urel_payload {
+	const struct iovec *iov;
+	unsigned int iovcnt;
+};
 int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
-		 const void *payload, void *context, void *dest, unsigned int flags);
+		 const struct urel_payload *pl, void *context, void *dest, unsigned int flags);
 int urel_sq_kick(struct urel_ep *ep);
 int urel_rx_kick(struct urel_ep *ep);
 

@@ -33,13 +33,15 @@ UREL_API int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, 
 		.rkey = rkey,
 		.remote_off = remote_off,
 	};
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct urel_payload pl = { .iov = &iov, .iovcnt = 1 };
 	int ret = urel_rma_check(ep, peer, len, remote_off, flags);
 
 	if (ret)
 		return ret;
 	if (!buf)
 		return -EINVAL;
-	return urel_sq_post(ep, USNIC_REL_CHAN_DATA, &sqe, buf, context, NULL, flags);
+	return urel_sq_post(ep, USNIC_REL_CHAN_DATA, &sqe, &pl, context, NULL, flags);
 }
 
 UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint32_t rkey,

@@ -76,34 +76,43 @@ static bool urel_sq_full(struct urel_ep *ep, unsigned int chan)
 	return sq->idx - urel_load_acquire(sq->head) >= sq->entries;
 }
 
+static void urel_gather(void *dst, const struct urel_payload *pl)
+{
+	char *p = dst;
+
+	for (unsigned int i = 0; i < pl->iovcnt; i++) {
+		if (pl->iov[i].iov_len)
+			memcpy(p, pl->iov[i].iov_base, pl->iov[i].iov_len);
+		p += pl->iov[i].iov_len;
+	}
+}
+
 /* Payload placement: inline, staged (copied), or staged space for a get's result. */
-static int urel_sq_place(struct urel_ep *ep, struct usnic_rel_sqe *sqe, const void *payload,
-			 struct urel_op *op)
+static int urel_sq_place(struct urel_ep *ep, struct usnic_rel_sqe *sqe,
+			 const struct urel_payload *pl, struct urel_op *op)
 {
 	int ret;
 
 	op->staging_len = 0;
-	if (payload && sqe->len <= USNIC_REL_SQE_INLINE_MAX) {
+	if (pl && sqe->len <= USNIC_REL_SQE_INLINE_MAX) {
 		sqe->flags |= USNIC_REL_SQE_INLINE;
-		if (sqe->len)
-			memcpy(sqe->inline_data, payload, sqe->len);
+		urel_gather(sqe->inline_data, pl);
 		return 0;
 	}
-	if (!payload && sqe->opcode != USNIC_REL_OP_GET)
+	if (!pl && sqe->opcode != USNIC_REL_OP_GET)
 		return 0;
 	ret = urel_staging_alloc(&ep->staging, sqe->len, &sqe->staging_off);
 	if (ret)
 		return ret;
 	op->staging_off = sqe->staging_off;
 	op->staging_len = sqe->len;
-	if (payload)
-		memcpy((char *)ep->region[USNIC_REL_REGION_STAGING] + sqe->staging_off, payload,
-		       sqe->len);
+	if (pl)
+		urel_gather((char *)ep->region[USNIC_REL_REGION_STAGING] + sqe->staging_off, pl);
 	return 0;
 }
 
 static int urel_sq_post_locked(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
-			       const void *payload, void *context, void *dest)
+			       const struct urel_payload *pl, void *context, void *dest)
 {
 	struct urel_ring *sq = &ep->sq[chan];
 	struct urel_op *op;
@@ -119,7 +128,7 @@ static int urel_sq_post_locked(struct urel_ep *ep, unsigned int chan, struct usn
 	if (!op)
 		return -EAGAIN;
 	sqe->user_ctx = user_ctx;
-	ret = urel_sq_place(ep, sqe, payload, op);
+	ret = urel_sq_place(ep, sqe, pl, op);
 	if (ret) {
 		urel_op_free(ep, op);
 		return ret;
@@ -134,12 +143,12 @@ static int urel_sq_post_locked(struct urel_ep *ep, unsigned int chan, struct usn
 }
 
 int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
-		 const void *payload, void *context, void *dest, unsigned int flags)
+		 const struct urel_payload *pl, void *context, void *dest, unsigned int flags)
 {
 	int ret;
 
 	pthread_mutex_lock(&ep->tx_lock);
-	ret = urel_sq_post_locked(ep, chan, sqe, payload, context, dest);
+	ret = urel_sq_post_locked(ep, chan, sqe, pl, context, dest);
 	pthread_mutex_unlock(&ep->tx_lock);
 	if (ret == -EAGAIN) {
 		/* The kernel may have left work in the ring: hand it over, retry once. */
@@ -147,12 +156,13 @@ int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sq
 		if (ret < 0)
 			return ret;
 		pthread_mutex_lock(&ep->tx_lock);
-		ret = urel_sq_post_locked(ep, chan, sqe, payload, context, dest);
+		ret = urel_sq_post_locked(ep, chan, sqe, pl, context, dest);
 		pthread_mutex_unlock(&ep->tx_lock);
 	}
 	if (ret || flags & UREL_POST_MORE)
 		return ret;
-	ret = urel_doorbell(ep, 1U << chan);
+	/* One doorbell for this post and whatever UREL_POST_MORE left on either channel. */
+	ret = urel_sq_kick(ep);
 	return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM ? ret : 0;
 }
 

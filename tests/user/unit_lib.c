@@ -47,6 +47,7 @@ int main(void)
 	URT_CHECK_EQ(urel_mr_rkey(NULL), 0);
 
 	URT_CHECK_EQ(urel_ep_send(NULL, 1, UREL_CHAN_CMD, buf, 1, 0, NULL, 0), -EINVAL);
+	URT_CHECK_EQ(urel_ep_sendv(NULL, 1, UREL_CHAN_CMD, NULL, 0, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_flush(NULL), -EINVAL);
 	URT_CHECK_EQ(urel_ep_poll_cq(NULL, c, 4), -EINVAL);
 	URT_CHECK_EQ(urel_ep_release_recv(NULL, 0), -EINVAL);

@@ -14,6 +14,7 @@
 #include <uapi/usnic_rel.h>
 
 #include "urt.h"
+#include "urt_ep.h"
 #include "urt_lib.h"
 
 static struct urel_device *open_dev(void)
@@ -198,6 +199,43 @@ static void test_self_send(struct urel_device *dev)
 	}
 	URT_CHECK_EQ(sends, 12);
 	URT_CHECK_EQ(recvs, 12);
+
+	/* Gathered sends: inline and staged, with an empty piece in the middle. */
+	for (uint32_t total = 40; total <= 4000; total += 3960) {
+		struct iovec iov[3] = {
+			{ .iov_base = buf, .iov_len = 10 },
+			{ .iov_base = NULL, .iov_len = 0 },
+			{ .iov_base = buf + 10, .iov_len = total - 10 },
+		};
+
+		urt_fill(buf, 77, total);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_DATA, iov, 3, 77, NULL, 0), 0);
+		URT_CHECK_EQ(urt_poll_n(dev, ep, c, 2, 2000), 2);
+		for (int i = 0; i < 2; i++) {
+			URT_CHECK_EQ(c[i].len, total);
+			if (c[i].opcode == UREL_OP_RECV) {
+				URT_CHECK_EQ(urt_verify(c[i].data, 77, total), 0);
+				URT_CHECK_EQ(urel_ep_release_recv(ep, c[i].buf), 0);
+			}
+		}
+	}
+	{
+		struct iovec big[2] = { { .iov_base = buf, .iov_len = info.max_msg[UREL_CHAN_CMD] },
+					{ .iov_base = buf, .iov_len = 1 } };
+		struct iovec hole = { .iov_base = NULL, .iov_len = 1 };
+
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, big, 2, 0, NULL, 0), -EMSGSIZE);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, &hole, 1, 0, NULL, 0), -EINVAL);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, big, 65, 0, NULL, 0), -EINVAL);
+		URT_CHECK_EQ(urel_ep_sendv(ep, me, UREL_CHAN_CMD, NULL, 0, 5, NULL, 0), 0);
+		URT_CHECK_EQ(urt_poll_n(dev, ep, c, 2, 2000), 2);
+		for (int i = 0; i < 2; i++) {
+			URT_CHECK_EQ(c[i].len, 0);
+			URT_CHECK_EQ(c[i].imm, 5);
+			if (c[i].opcode == UREL_OP_RECV)
+				URT_CHECK_EQ(urel_ep_release_recv(ep, c[i].buf), 0);
+		}
+	}
 	URT_CHECK_EQ(urel_ep_send(ep, me, 2, buf, 1, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, NULL, 1, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, buf, 1, 0, NULL, 0x80), -EINVAL);
@@ -241,7 +279,9 @@ static void test_limits(struct urel_device *dev)
 	struct urel_ep *ep = make_ep(dev, &attr);
 	urel_peer_t me = self_peer(ep);
 	struct urel_completion c[16];
+	struct urel_ep_info info;
 	static uint8_t buf[8192];
+	long long tx;
 	int i, ret = 0, posted = 0;
 
 	/* Batched posts wait for the doorbell. */
@@ -252,6 +292,18 @@ static void test_limits(struct urel_device *dev)
 	URT_CHECK_EQ(urel_ep_poll_cq(ep, c, 16), 0);
 	URT_CHECK_EQ(urel_ep_flush(ep), 0);
 	URT_CHECK_EQ(drain_sends(dev, ep, 3), 3);
+	while (urt_poll_n(dev, ep, c, 1, 100) == 1)
+		if (c[0].opcode == UREL_OP_RECV)
+			urel_ep_release_recv(ep, c[0].buf);
+
+	/* A post without the flag rings for what waits on the other channel too. */
+	URT_CHECK_EQ(urel_ep_query(ep, &info), 0);
+	tx = urt_counter(info.debug_id, "tx_packets");
+	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, "m", 1, 0, NULL, UREL_POST_MORE), 0);
+	URT_CHECK_EQ(urt_counter(info.debug_id, "tx_packets"), tx);
+	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_DATA, "d", 1, 0, NULL, 0), 0);
+	URT_CHECK_EQ(urt_counter(info.debug_id, "tx_packets"), tx + 2);
+	URT_CHECK_EQ(drain_sends(dev, ep, 2), 2);
 	while (urt_poll_n(dev, ep, c, 1, 100) == 1)
 		if (c[0].opcode == UREL_OP_RECV)
 			urel_ep_release_recv(ep, c[0].buf);
@@ -384,6 +436,69 @@ static void test_rdma(struct urel_device *dev)
 	free(target);
 }
 
+struct kept {
+	int calls;
+	uint32_t buf;
+	char bytes[8];
+};
+
+static int keep_handler(struct urel_ep *ep, const struct urel_completion *c, void *arg)
+{
+	struct kept *k = arg;
+
+	(void)ep;
+	k->calls++;
+	k->buf = c->buf;
+	memcpy(k->bytes, c->data, c->len < sizeof(k->bytes) ? c->len : sizeof(k->bytes));
+	return UREL_RECV_KEEP;
+}
+
+static void count_request(struct urel_request *req, const struct urel_completion *c)
+{
+	URT_CHECK_EQ(c->status, 0);
+	URT_CHECK_EQ(c->opcode, UREL_OP_SEND);
+	(*(int *)req->user)++;
+}
+
+/* Run the progress engine until @cond holds or two seconds pass. */
+#define PROGRESS_UNTIL(dev, ep, cond)                                                              \
+	for (long long end_ = urt_now_ms() + 2000; !(cond) && urt_now_ms() < end_;)                \
+		if (urel_ep_progress(ep, 0) == 0)                                                  \
+	urel_device_wait(dev, 10)
+
+/* The progress engine: request callbacks, a handler keeping its buffer, no handler. */
+static void test_progress(struct urel_device *dev)
+{
+	struct urel_ep *ep = make_ep(dev, NULL);
+	urel_peer_t me = self_peer(ep);
+	struct kept k = { 0 };
+	int sent = 0;
+	struct urel_request req = { .complete = count_request, .user = &sent };
+	struct urel_request silent = { 0 };
+	struct urel_completion c;
+
+	URT_CHECK_EQ(urel_ep_set_recv_handler(ep, keep_handler, &k), 0);
+	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_CMD, "keep", 4, 1, &req, 0), 0);
+	PROGRESS_UNTIL(dev, ep, sent == 1 && k.calls == 1);
+	URT_CHECK_EQ(sent, 1);
+	URT_CHECK_EQ(k.calls, 1);
+	URT_CHECK(!memcmp(k.bytes, "keep", 4));
+	/* Kept: still lent to us, given back once. */
+	URT_CHECK_EQ(urel_ep_release_recv(ep, k.buf), 0);
+	URT_CHECK_EQ(urel_ep_release_recv(ep, k.buf), -EINVAL);
+
+	/* No handler: the receive is dropped and its buffer given back. */
+	URT_CHECK_EQ(urel_ep_set_recv_handler(ep, NULL, NULL), 0);
+	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_DATA, "drop", 4, 2, &silent, 0), 0);
+	URT_CHECK_EQ(urel_ep_send(ep, me, UREL_CHAN_DATA, "none", 4, 3, NULL, 0), 0);
+	PROGRESS_UNTIL(dev, ep, 0);
+	URT_CHECK_EQ(k.calls, 1);
+	URT_CHECK_EQ(urel_ep_poll_cq(ep, &c, 1), 0);
+	/* Nothing is left to dispatch on the device either. */
+	URT_CHECK_EQ(urel_device_progress(dev, 0), 0);
+	URT_CHECK_EQ(urel_ep_destroy(ep), 0);
+}
+
 /* An endpoint destroyed behind the library's back, and devices as independent contexts. */
 static void test_destroyed_and_contexts(void)
 {
@@ -430,6 +545,7 @@ int main(void)
 	test_self_send(dev);
 	test_limits(dev);
 	test_rdma(dev);
+	test_progress(dev);
 	urel_device_close(dev);
 	test_destroyed_and_contexts();
 	return urt_done("vm_lib_api");
