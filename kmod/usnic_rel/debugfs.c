@@ -32,6 +32,7 @@ static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RX_STALE] = "rx_stale_incarnation",
 	[USNIC_REL_CNT_RX_DEAD_PEER] = "rx_dead_peer",
 	[USNIC_REL_CNT_RX_BAD_ACK] = "rx_bad_ack",
+	[USNIC_REL_CNT_TX_DATA_PACKETS] = "tx_data_packets",
 	[USNIC_REL_CNT_ACKS_STANDALONE] = "acks_standalone",
 	[USNIC_REL_CNT_ACKS_PIGGYBACKED] = "acks_piggybacked",
 	[USNIC_REL_CNT_ACKS_DELAYED] = "acks_delayed",

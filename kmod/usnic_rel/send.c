@@ -126,6 +126,8 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 
 	usnic_rel_xmit(ep, peer, b->data, b->len);
 	usnic_rel_txbuf_put(b);
+	/* First transmissions only: retransmits and ACKs have their own. */
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return cur->sent == sqe->len ? 0 : -EAGAIN;
 
 unlock:
