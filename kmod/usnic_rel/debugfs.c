@@ -40,6 +40,12 @@ static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RETX_FAST] = "retx_fast",
 	[USNIC_REL_CNT_PEERS_DEAD] = "peers_dead",
 	[USNIC_REL_CNT_PEER_RESETS] = "peer_resets",
+	[USNIC_REL_CNT_RDMA_STARTED] = "rdma_started",
+	[USNIC_REL_CNT_RDMA_FAILED] = "rdma_failed",
+	[USNIC_REL_CNT_RDMA_SERVED] = "rdma_served",
+	[USNIC_REL_CNT_RDMA_BAD_RKEY] = "rdma_bad_rkey",
+	[USNIC_REL_CNT_RDMA_REFUSED] = "rdma_refused",
+	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
 };
 
 static int usnic_rel_counters_show(struct seq_file *s, void *unused)

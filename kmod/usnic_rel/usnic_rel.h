@@ -95,6 +95,12 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_FAST,
 	USNIC_REL_CNT_PEERS_DEAD,
 	USNIC_REL_CNT_PEER_RESETS,
+	USNIC_REL_CNT_RDMA_STARTED,	/* one-sided ops this endpoint started */
+	USNIC_REL_CNT_RDMA_FAILED,	/* ... that completed with an error */
+	USNIC_REL_CNT_RDMA_SERVED,	/* ops executed here for a peer */
+	USNIC_REL_CNT_RDMA_BAD_RKEY,	/* refused here: no such rkey */
+	USNIC_REL_CNT_RDMA_REFUSED,	/* refused here: bounds, rights, alignment */
+	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
 	USNIC_REL_NR_COUNTERS
 };
 
