@@ -136,7 +136,8 @@ static void atomics(const struct target_info *ti)
 
 		atomic_op(ti, UREL_ATOMIC_FETCH_ADD, size, off, 5, 0);
 		/* Wraps at the operand's width, not beyond. */
-		atomic_op(ti, UREL_ATOMIC_FETCH_ADD, size, off, size == 4 ? 0xffffffffULL : ~0ULL, 0);
+		atomic_op(ti, UREL_ATOMIC_FETCH_ADD, size, off, size == 4 ? 0xffffffffULL : ~0ULL,
+			  0);
 		cur = atomic_op(ti, UREL_ATOMIC_SWAP, size, off, 0x1234, 0);
 		URT_CHECK(cur != 0x1234);
 		atomic_op(ti, UREL_ATOMIC_CAS, size, off, 77, 0x1234); /* succeeds */
@@ -306,8 +307,7 @@ static int run_origin(const char *ip, int to_target, int from_target)
 	if (urel_device_open(NULL, &dev) || urel_ep_create(dev, (void *)&me, sizeof(me), NULL, &ep))
 		return 1;
 	port = urt_ep_port(ep);
-	if (full_write(to_target, &port, sizeof(port)) ||
-	    full_read(from_target, &ti, sizeof(ti)))
+	if (full_write(to_target, &port, sizeof(port)) || full_read(from_target, &ti, sizeof(ti)))
 		return 1;
 	peer = urt_sin(ip, ti.port);
 	URT_CHECK_EQ(urel_av_insert(ep, (void *)&peer, sizeof(peer), &target), 0);
@@ -333,8 +333,11 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid < 0)
 		return 1;
-	if (!pid)
-		_exit(run_target(ip, t2o[1], o2t[0]));
+	if (!pid) {
+		rc = run_target(ip, t2o[1], o2t[0]);
+		fflush(NULL);
+		_exit(rc);
+	}
 	rc = run_origin(ip, o2t[1], t2o[0]);
 	close(o2t[1]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
