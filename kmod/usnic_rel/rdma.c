@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "conn.h"
+#include "rdma_check.h"
 #include "usnic_rel.h"
 #include "wire.h"
 
@@ -24,55 +25,7 @@
 int usnic_rel_rdma_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 			     const struct usnic_rel_sqe *sqe)
 {
-	const u64 *operand = sqe->atomic.operand;
-	u32 size = sqe->atomic.atomic_size;
-	u64 limit;
-
-	if (sqe->reserved0 || sqe->reserved1 || sqe->reserved2[0] ||
-	    sqe->reserved2[1])
-		return -EINVAL;
-	if (!sqe->len || sqe->remote_off + sqe->len < sqe->remote_off)
-		return -EINVAL;
-	switch (sqe->opcode) {
-	case USNIC_REL_OP_PUT:
-		if (sqe->flags & ~USNIC_REL_SQE_INLINE)
-			return -EINVAL;
-		if (sqe->flags & USNIC_REL_SQE_INLINE)
-			return sqe->len > USNIC_REL_SQE_INLINE_MAX ||
-			       sqe->staging_off ? -EINVAL : 0;
-		break;
-	case USNIC_REL_OP_GET:
-		if (sqe->flags)
-			return -EINVAL;
-		break;
-	case USNIC_REL_OP_ATOMIC:
-		if (sqe->flags || sqe->staging_off)
-			return -EINVAL;
-		if (size != 4 && size != 8)
-			return -EINVAL;
-		if (sqe->len != size || sqe->remote_off & (size - 1))
-			return -EINVAL;
-		limit = size == 4 ? U32_MAX : U64_MAX;
-		if (operand[0] > limit || operand[1] > limit)
-			return -EINVAL;
-		/* operand[0] adds or compares, operand[1] is stored. */
-		switch (sqe->atomic.atomic_op) {
-		case USNIC_REL_ATOMIC_FADD:
-			return operand[1] ? -EINVAL : 0;
-		case USNIC_REL_ATOMIC_SWAP:
-			return operand[0] ? -EINVAL : 0;
-		case USNIC_REL_ATOMIC_CAS:
-			return 0;
-		default:
-			return -EINVAL;
-		}
-	default:
-		return -EINVAL;
-	}
-	/* PUT from and GET into the staging area. */
-	if ((u64)sqe->staging_off + sqe->len > ep->staging_size)
-		return -EINVAL;
-	return 0;
+	return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
 }
 
 /* Payload bytes of one packet of @type on @chan: its header may be longer. */
@@ -281,16 +234,14 @@ static u16 usnic_rel_rdma_access(struct usnic_rel_ep *ep, u64 rkey, u64 offset,
 				 u64 len, u32 access, struct usnic_rel_mr **mrp)
 {
 	struct usnic_rel_mr *mr = usnic_rel_mr_lookup(ep->ctx, rkey);
-	u16 st = USNIC_REL_ST_OK;
+	u16 st;
 
 	if (!mr) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_BAD_RKEY, 1);
 		return USNIC_REL_ST_BAD_RKEY;
 	}
-	if (!(mr->access & access))
-		st = USNIC_REL_ST_ACCESS;
-	else if (offset > mr->length || len > mr->length - offset)
-		st = USNIC_REL_ST_OUT_OF_BOUNDS;
+	st = usnic_rel_rdma_range_status(mr->access, mr->length, access,
+					 offset, len);
 	if (st) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_REFUSED, 1);
 		usnic_rel_mr_put(mr, false);
