@@ -46,6 +46,7 @@ static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_BAD_RKEY] = "rdma_bad_rkey",
 	[USNIC_REL_CNT_RDMA_REFUSED] = "rdma_refused",
 	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
+	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",
 };
 
 static int usnic_rel_counters_show(struct seq_file *s, void *unused)

@@ -106,6 +106,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_BAD_RKEY,	/* refused here: no such rkey */
 	USNIC_REL_CNT_RDMA_REFUSED,	/* refused here: bounds, rights, alignment */
 	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
+	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_NR_COUNTERS
 };
 
