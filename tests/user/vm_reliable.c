@@ -222,7 +222,8 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 	print_counters("tx", ep);
 	if (min_retx > 0)
 		URT_CHECK(urt_counter(ep->info.debug_id, "retx_timeout") +
-				  urt_counter(ep->info.debug_id, "retx_fast") >=
+				  urt_counter(ep->info.debug_id, "retx_fast") +
+				  urt_counter(ep->info.debug_id, "retx_probe") >=
 			  min_retx);
 	return 0;
 }
