@@ -58,7 +58,8 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	}
 }
 
-static u8 usnic_rel_sqe_pkt_type(u8 opcode)
+/* The packet type that carries an SQE's opcode. */
+u8 usnic_rel_sqe_pkt_type(u8 opcode)
 {
 	switch (opcode) {
 	case USNIC_REL_OP_SEND:

@@ -256,6 +256,7 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 /* send.c */
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len);
+u8 usnic_rel_sqe_pkt_type(u8 opcode);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 
