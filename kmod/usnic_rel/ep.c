@@ -51,6 +51,8 @@ static void usnic_rel_ep_release(struct kref *ref)
 		usnic_rel_ring_free(&ep->sq[i]);
 	usnic_rel_ring_free(&ep->cq);
 	usnic_rel_ring_free(&ep->rx_free);
+	/* Every held skb was freed with the peers, and gave its charge back. */
+	WARN_ON_ONCE(atomic_long_read(&ep->rx_held_bytes));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
 	mutex_destroy(&ep->tx_lock);

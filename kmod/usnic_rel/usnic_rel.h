@@ -107,6 +107,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_REFUSED,	/* refused here: bounds, rights, alignment */
 	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
+	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -151,6 +152,7 @@ struct usnic_rel_ep {
 	struct net *net;		/* ctx->net, referenced by the context */
 
 	spinlock_t rx_lock;		/* free ring, CQ, cq_reserved */
+	atomic_long_t rx_held_bytes;	/* truesize of the skbs held (receive.c) */
 	u32 cq_reserved;		/* CQ slots promised to sends (rx_lock) */
 
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
