@@ -35,6 +35,7 @@
 struct usnic_rel_skb_cb {
 	struct usnic_rel_ep *ep;
 };
+
 static_assert(sizeof(struct usnic_rel_skb_cb) <= sizeof_field(struct sk_buff, cb));
 
 static void usnic_rel_skb_unhold(struct sk_buff *skb)
