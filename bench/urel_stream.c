@@ -142,7 +142,7 @@ static int client(struct bench_ep *b, const size_t *sizes, int nsizes, double se
 			snprintf(apd, sizeof(apd), "%.4f", (double)st.acks / (double)(tx1 - tx0));
 		us = st.ns ? (double)st.ns / 1000.0 : 1.0;
 		printf("urel_stream size=%zu sent=%llu recv=%llu loss_pct=%.3f MBps=%.2f "
-		       "Mmsgps=%.4f acks_per_data=%s window=%u\n",
+		       "Mmsgps=%.6f acks_per_data=%s window=%u\n",
 		       sizes[s], (unsigned long long)sent, (unsigned long long)st.msgs,
 		       sent ? 100.0 * (double)(sent - st.msgs) / (double)sent : 0.0,
 		       (double)st.bytes / us, (double)st.msgs / us, apd, b->info.sq_entries);
