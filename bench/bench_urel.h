@@ -27,10 +27,11 @@ static inline void bench_die(const char *what, int err)
 /*
  * Open the device, bind an endpoint to bind_ip:port and insert the peer at
  * peer_ip:port (both ends use the same port, each on its own address: the
- * kernel drops messages from senders not in the address vector).
+ * kernel drops messages from senders not in the address vector). @attr may
+ * be NULL (the module's ring sizes).
  */
 static inline void bench_ep_open(struct bench_ep *b, const char *bind_ip, const char *peer_ip,
-				 unsigned int port)
+				 unsigned int port, const struct urel_ep_attr *attr)
 {
 	struct sockaddr_in me, peer;
 	int ret;
@@ -42,7 +43,7 @@ static inline void bench_ep_open(struct bench_ep *b, const char *bind_ip, const 
 	ret = urel_device_open(NULL, &b->dev);
 	if (ret < 0)
 		bench_die("urel_device_open", ret);
-	ret = urel_ep_create(b->dev, (struct sockaddr *)&me, sizeof(me), NULL, &b->ep);
+	ret = urel_ep_create(b->dev, (struct sockaddr *)&me, sizeof(me), attr, &b->ep);
 	if (ret < 0)
 		bench_die("urel_ep_create", ret);
 	ret = urel_ep_query(b->ep, &b->info);

@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 	nsizes = bench_parse_sizes(size_list, sizes, 64);
 	if (nsizes < 1)
 		usage();
-	bench_ep_open(&b, bind_ip, peer_ip, port);
+	bench_ep_open(&b, bind_ip, peer_ip, port, NULL);
 	ret = is_server ? server(&b) : client(&b, chans, sizes, nsizes, iters, warmup);
 	if (!is_server) {
 		/* Let the quit message reach the server before the endpoint goes. */

@@ -5,11 +5,12 @@
  *
  *   urel_stream -s -b BIND_IP -r PEER_IP [-p PORT]
  *   urel_stream -c SERVER_IP -b BIND_IP [-p PORT] [-S 64,65536] [-t SECONDS]
+ *               [-W STAGING_BYTES]
  *
  * For each size the sender streams messages on the data channel for -t
  * seconds, as fast as its send queue allows: the window is the send queue
- * (sq_entries messages) and the staging area, both freed as the receiver
- * acknowledges. Doorbells are batched (UREL_POST_MORE, a flush every 16
+ * (sq_entries messages) and the staging area (-W, default the module's),
+ * both freed as the receiver acknowledges. Doorbells are batched (UREL_POST_MORE, a flush every 16
  * messages). The receiver times from the first to the last message it got,
  * like udp_stream's, and returns its counts and its endpoint's acks_standalone
  * counter delta; the sender reads its tx_data_packets delta (first
@@ -156,7 +157,7 @@ static int client(struct bench_ep *b, const size_t *sizes, int nsizes, double se
 static void usage(void)
 {
 	fprintf(stderr, "usage: urel_stream (-s -r PEER_IP | -c SERVER_IP) -b BIND_IP [-p PORT] "
-			"[-S SIZES] [-t SECONDS]\n");
+			"[-S SIZES] [-t SECONDS] [-W STAGING_BYTES]\n");
 	exit(2);
 }
 
@@ -166,10 +167,11 @@ int main(int argc, char **argv)
 	unsigned int port = 18900;
 	int is_server = 0, opt, nsizes, ret;
 	double secs = 2.0;
+	struct urel_ep_attr attr = { 0 };
 	struct bench_ep b;
 	size_t sizes[64];
 
-	while ((opt = getopt(argc, argv, "sc:r:b:p:S:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:r:b:p:S:t:W:")) != -1) {
 		switch (opt) {
 		case 's':
 			is_server = 1;
@@ -190,6 +192,9 @@ int main(int argc, char **argv)
 		case 't':
 			secs = atof(optarg);
 			break;
+		case 'W':
+			attr.staging_size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage();
 		}
@@ -199,7 +204,7 @@ int main(int argc, char **argv)
 	nsizes = bench_parse_sizes(size_list, sizes, 64);
 	if (nsizes < 1)
 		usage();
-	bench_ep_open(&b, bind_ip, peer_ip, port);
+	bench_ep_open(&b, bind_ip, peer_ip, port, &attr);
 	ret = is_server ? server(&b) : client(&b, sizes, nsizes, secs);
 	if (!is_server) {
 		/* Let the quit message reach the receiver before the endpoint goes. */
