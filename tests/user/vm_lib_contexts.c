@@ -6,7 +6,7 @@
  * channels while registering and deregistering memory, and wait with
  * urel_device_wait() on their device, which wakes for any of its endpoints.
  * Meanwhile a churn thread creates and destroys endpoints on the shared
- * device. Every worker must get exactly its own messages (no completion of
+ * device (up to CHURN_MAX times). Every worker must get exactly its own messages (no completion of
  * another endpoint), intact, in order per channel, and every send completion
  * with its own context.
  */
@@ -17,7 +17,10 @@
 #include "urt_lib.h"
 
 #define WORKERS 4
-#define MSGS 400
+#define MSGS 200
+#define CHURN_MAX 200
+/* A worker gives up when nothing completes for this long (a stall, not a timing check). */
+#define STALL_MS 30000
 #define WINDOW 8
 
 struct worker {
@@ -99,7 +102,7 @@ static void *worker_main(void *arg)
 	}
 	sin = urt_sin("127.0.0.1", urt_ep_port(ep));
 	W_CHECK(w, urel_av_insert(ep, (struct sockaddr *)&sin, sizeof(sin), &me) == 0);
-	end = urt_now_ms() + 60000;
+	end = urt_now_ms() + STALL_MS;
 	while ((w->sends < MSGS || w->recvs < MSGS) && urt_now_ms() < end) {
 		int n;
 
@@ -129,6 +132,7 @@ static void *worker_main(void *arg)
 		}
 		for (int i = 0; i < n; i++)
 			take(w, ep, &c[i], next);
+		end = urt_now_ms() + STALL_MS;
 	}
 	W_CHECK(w, urel_ep_poll_cq(ep, c, 8) == 0);
 	W_CHECK(w, urel_ep_destroy(ep) == 0);
@@ -142,7 +146,7 @@ static void *churn_main(void *arg)
 	struct urel_device *dev = arg;
 	long failures = 0, cycles = 0;
 
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && cycles < CHURN_MAX) {
 		struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
 		struct urel_ep *ep;
 
