@@ -26,14 +26,17 @@ static bool usnic_rel_fault_roll(u32 ppm)
 	return ppm && get_random_u32_below(USNIC_REL_FAULT_PPM_MAX) < ppm;
 }
 
-/* Keep a copy of the packet to send after the next one; false if no memory. */
+/*
+ * Keep a copy of the packet to send after the next one; false if no memory.
+ * Never sleeps, so that any transmit path may inject faults.
+ */
 static bool usnic_rel_fault_hold(struct usnic_rel_fault *f,
 				 const union usnic_rel_sockaddr *to,
 				 const void *buf, size_t len)
 {
 	struct usnic_rel_fault_held *h;
 
-	h = kmalloc(struct_size(h, data, len), GFP_KERNEL);
+	h = kmalloc(struct_size(h, data, len), GFP_NOWAIT | __GFP_NOWARN);
 	if (!h)
 		return false;
 	h->to = *to;

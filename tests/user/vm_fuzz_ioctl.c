@@ -121,24 +121,26 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 {
 	uint32_t *w = buf;
 	size_t n = arg_size(which);
+	/* 0: random words; 1: plausible; 2: plausible with one word damaged */
+	unsigned int mode = rnd_below(3);
 
 	for (size_t i = 0; i < len / 4; i++)
-		w[i] = rnd_below(4) ? 0 : rnd_u32();
-	if (rnd_below(4)) {
+		w[i] = mode ? 0 : rnd_u32();
+	if (mode || rnd_below(4)) {
 		/* size: exact, short, long with a zero or non-zero tail, huge */
 		static const int delta[] = { 0, 0, 0, -4, -1, 8, 16 };
 
-		w[0] = (uint32_t)(n + delta[rnd_below(7)]);
-		if (!rnd_below(8))
+		w[0] = (uint32_t)(n + delta[mode ? 0 : rnd_below(7)]);
+		if (!mode && !rnd_below(8))
 			w[0] = rnd_below(2) ? page_size : page_size + 1;
 	}
-	if (rnd_below(2))
+	if (mode || rnd_below(2))
 		w[1] = 0; /* flags */
 	switch (which) {
 	case 1: { /* CREATE_EP */
 		struct usnic_rel_create_ep *c = buf;
 
-		if (rnd_below(2)) {
+		if (mode || rnd_below(2)) {
 			urt_addr(&c->addr, rnd_below(4) ? AF_INET : AF_INET6,
 				 rnd_below(2) ? "127.0.0.1" : "::1", 0);
 			if (c->addr.family == AF_INET6 && rnd_below(2))
@@ -162,7 +164,7 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 		struct usnic_rel_av_insert *a = buf;
 
 		a->ep_id = rnd_ep_id();
-		if (rnd_below(2))
+		if (mode || rnd_below(2))
 			urt_addr(&a->addr, rnd_below(2) ? AF_INET : AF_INET6,
 				 rnd_below(2) ? "127.0.0.1" : "::1", rnd_below(2) ? 9 : rnd_u32());
 		break;
@@ -192,6 +194,8 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 	default:
 		break;
 	}
+	if (mode == 2)
+		w[rnd_below(n / 4)] ^= 1U << rnd_below(32);
 }
 
 /* Pick where the argument lives; fills it when it can be written. */
@@ -239,6 +243,9 @@ static void note_create(int fd, void *p)
 	nr_eps++;
 }
 
+/* Successful ioctls per command (the last one: any other number). */
+static long ok_count[NR_VALID + 1], tried_count[NR_VALID + 1];
+
 static void fuzz_ioctl(int fd)
 {
 	unsigned int which;
@@ -246,8 +253,10 @@ static void fuzz_ioctl(int fd)
 	void *p = arg_ptr(which);
 	int ret = ioctl(fd, cmd, p);
 
-	if (ret)
+	tried_count[which]++;
+	if (ret < 0)
 		return;
+	ok_count[which]++;
 	if (IOC_BASE(cmd) == IOC_BASE(USNIC_REL_IOC_CREATE_EP))
 		note_create(fd, p);
 	else if (IOC_BASE(cmd) == IOC_BASE(USNIC_REL_IOC_REG_MR) && p == rw_page) {
@@ -361,11 +370,25 @@ static void fuzz_traffic(long i)
 	memcpy(sqe.inline_data, "fuzz", 4);
 	urt_queue_sqe(&eps[0], rnd_below(2), &sqe);
 	urt_doorbell(&eps[0], USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
-	/* Bounded: a scribbled head makes the ring look never empty. */
-	for (int e = 0; e < 2; e++)
-		for (int n = 0; n < 16 && !urt_cq_next(&eps[e], &cqe, 0); n++)
+	/*
+	 * Take completions without poll(), which answers for the whole file,
+	 * and a bounded number: a scribbled head makes a ring look never empty.
+	 */
+	for (int e = 0; e < 2; e++) {
+		for (int n = 0; n < 16; n++) {
+			uint32_t *head = urt_ring_head(&eps[e], USNIC_REL_REGION_CQ);
+			uint32_t h = *head;
+
+			if (h == __atomic_load_n(urt_ring_tail(&eps[e], USNIC_REL_REGION_CQ),
+						 __ATOMIC_ACQUIRE))
+				break;
+			memcpy(&cqe, urt_ring_slot(&eps[e], USNIC_REL_REGION_CQ, h, sizeof(cqe)),
+			       sizeof(cqe));
+			__atomic_store_n(head, h + 1, __ATOMIC_RELEASE);
 			if (e == 1 && cqe.opcode == USNIC_REL_OP_RECV)
 				urt_post_rx(&eps[1], cqe.buf);
+		}
+	}
 	urt_doorbell(&eps[1], USNIC_REL_DB_RX);
 }
 
@@ -466,6 +489,9 @@ int main(void)
 			fflush(stdout);
 		}
 	}
+	for (unsigned int c = 0; c <= NR_VALID; c++)
+		printf("vm_fuzz_ioctl: command %u: %ld of %ld succeeded\n", c, ok_count[c],
+		       tried_count[c]);
 	for (int i = 0; i < nr_eps; i++)
 		urt_ep_unmap(&eps[i]);
 	close(fd);
