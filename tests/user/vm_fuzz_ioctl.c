@@ -159,6 +159,8 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 		w[2] = rnd_ep_id();
 		if (which == 7 && rnd_below(2))
 			w[3] = rnd_below(1 << 9) & USNIC_REL_DB_ALL;
+		if (which == 4 && rnd_below(2))
+			w[3] = rnd_below(4); /* a peer handle that may exist */
 		break;
 	case 3: {
 		struct usnic_rel_av_insert *a = buf;
@@ -427,7 +429,7 @@ int main(void)
 {
 	const char *s = getenv("VM_FUZZ_SEED"), *n = getenv("VM_FUZZ_ITERS");
 	uint64_t seed = s ? strtoull(s, NULL, 0) : 0x75736e6963ULL;
-	long iters = n ? atol(n) : 20000;
+	long iters = n ? atol(n) : 50000;
 	char *area;
 	int fd;
 
