@@ -108,6 +108,8 @@ struct usnic_rel_chan_conn {
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
+	u64 retx_timeout;		/* packets resent: timer (debugfs) */
+	u64 retx_fast;			/* packets resent: fast retransmit */
 };
 
 /* Why the connection stopped; outstanding sends complete with this error. */
