@@ -23,8 +23,14 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 		.encap_type = 1,
 		.encap_rcv = usnic_rel_udp_recv,
 	};
+	/*
+	 * UDP checksums on, both ways: tunnel sockets default to none, but
+	 * here the checksum is all that guards the payload end to end.
+	 */
 	struct udp_port_cfg conf = {
 		.local_udp_port = htons(addr->port),
+		.use_udp_checksums = 1,
+		.use_udp6_tx_checksums = 1,
 	};
 	struct socket *sock;
 	int ret;
