@@ -83,7 +83,8 @@ u8 usnic_rel_sqe_pkt_type(u8 opcode)
  */
 static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 				 struct usnic_rel_peer *peer, unsigned int chan,
-				 struct usnic_rel_sq_cur *cur)
+				 struct usnic_rel_sq_cur *cur,
+				 struct usnic_rel_tx_batch *batch)
 {
 	const struct usnic_rel_sqe *sqe = &cur->sqe;
 	struct usnic_rel_conn *conn = &peer->conn;
@@ -158,8 +159,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);
 
-	usnic_rel_xmit(ep, peer, b->data, b->len);
-	usnic_rel_txbuf_put(b);
+	usnic_rel_batch_add(ep, peer, batch, b);
 	/* First transmissions only: retransmits and ACKs have their own. */
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return cur->sent == sqe->len ? 0 : -EAGAIN;
@@ -174,6 +174,7 @@ unlock:
 static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
 			      struct usnic_rel_sq_cur *cur)
 {
+	struct usnic_rel_tx_batch batch;
 	struct usnic_rel_peer *peer;
 	int ret;
 
@@ -184,9 +185,12 @@ static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
 	if (!peer)
 		/* Its removal completed an op already handed over. */
 		return usnic_rel_rdma_finished(cur) ? 0 : -EINVAL;
+	batch.n = 0;
+	batch.bytes = 0;
 	do {
-		ret = usnic_rel_send_packet(ep, peer, chan, cur);
+		ret = usnic_rel_send_packet(ep, peer, chan, cur, &batch);
 	} while (ret == -EAGAIN);
+	usnic_rel_batch_flush(ep, peer, &batch);
 	return ret;
 }
 

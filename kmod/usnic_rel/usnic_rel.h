@@ -110,6 +110,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
+	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -150,6 +151,7 @@ struct usnic_rel_ep {
 
 	struct mutex tx_lock;		/* send rings, socket use, dead */
 	bool dead;			/* destroyed: no more sends (tx_lock) */
+	bool no_gso;			/* the path refused UDP GSO (tx_lock) */
 	struct socket *sock;		/* NULL once released (tx_lock) */
 	struct net *net;		/* ctx->net, referenced by the context */
 
@@ -258,6 +260,25 @@ void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 		       bool to_mr);
 int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 			u64 operand, u64 compare, u64 *old);
+
+/*
+ * batch.c: a run of packets of one message for one peer, sent with one
+ * UDP GSO call. UDP takes at most 64 segments and 64 KiB a call.
+ */
+#define USNIC_REL_BATCH_MAX	32
+#define USNIC_REL_BATCH_BYTES	60000
+
+struct usnic_rel_tx_batch {
+	struct usnic_rel_txbuf *b[USNIC_REL_BATCH_MAX];
+	unsigned int n;
+	size_t bytes;
+};
+
+void usnic_rel_batch_add(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			 struct usnic_rel_tx_batch *batch,
+			 struct usnic_rel_txbuf *b);
+void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   struct usnic_rel_tx_batch *batch);
 
 /* send.c */
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,

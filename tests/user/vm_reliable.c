@@ -58,10 +58,11 @@ static int family_of(const char *ip)
 static void print_counters(const char *who, struct urt_ep *ep)
 {
 	static const char *const names[] = {
-		"tx_packets",	"rx_packets",	"rx_messages",	   "retx_timeout",
-		"retx_fast",	"retx_probe",	"acks_standalone", "acks_piggybacked",
-		"acks_delayed", "rx_duplicate", "rx_out_of_order", "rx_out_of_window",
-		"rx_no_buf",	"rx_bad_ack",	"rx_bad_header",   "peers_dead",
+		"tx_packets",	    "tx_gso_runs",  "rx_packets",   "rx_messages",
+		"retx_timeout",	    "retx_fast",    "retx_probe",   "acks_standalone",
+		"acks_piggybacked", "acks_delayed", "rx_duplicate", "rx_out_of_order",
+		"rx_out_of_window", "rx_no_buf",    "rx_bad_ack",   "rx_bad_header",
+		"peers_dead",
 	};
 
 	printf("%s counters:", who);

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: transmit batching. The packets of one message leave back to
+ * back, all of the channel's full size but the last: exactly the shape UDP
+ * GSO (UDP_SEGMENT) cuts a buffer into. Handing the stack a run of them in
+ * one call pays its per-datagram costs (route lookup, socket locking, skb
+ * setup) once per run instead of once per packet; every packet still
+ * leaves as its own datagram with its own header.
+ */
+#include <linux/socket.h>
+#include <linux/udp.h>
+#include <net/sock.h>
+
+#include "conn.h"
+#include "usnic_rel.h"
+#include "trace.h"
+
+static bool usnic_rel_fault_active(struct usnic_rel_ep *ep)
+{
+	return READ_ONCE(ep->fault.drop_ppm) ||
+	       READ_ONCE(ep->fault.duplicate_ppm) ||
+	       READ_ONCE(ep->fault.reorder_ppm);
+}
+
+/* Send a run of at least two packets as one GSO call; 0 or -errno. */
+static int usnic_rel_batch_gso(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       struct usnic_rel_tx_batch *batch)
+{
+	union {
+		struct cmsghdr hdr;
+		u8 buf[CMSG_SPACE(sizeof(u16))];
+	} control = {};
+	struct kvec vec[USNIC_REL_BATCH_MAX];
+	struct msghdr msg = {
+		.msg_name = &peer->addr,
+		.msg_namelen = ep->family == AF_INET ? sizeof(peer->addr.v4) :
+				sizeof(peer->addr.v6),
+		.msg_control = &control,
+		.msg_controllen = sizeof(control),
+		.msg_flags = MSG_DONTWAIT,
+	};
+	unsigned int i;
+	int ret;
+
+	control.hdr.cmsg_level = SOL_UDP;
+	control.hdr.cmsg_type = UDP_SEGMENT;
+	control.hdr.cmsg_len = CMSG_LEN(sizeof(u16));
+	*(u16 *)CMSG_DATA(&control.hdr) = batch->b[0]->len;
+	for (i = 0; i < batch->n; i++) {
+		vec[i].iov_base = batch->b[i]->data;
+		vec[i].iov_len = batch->b[i]->len;
+	}
+	ret = kernel_sendmsg(ep->sock, &msg, vec, batch->n, batch->bytes);
+	if (ret < 0)
+		return ret;
+	return ret == batch->bytes ? 0 : -EIO;
+}
+
+/* Put the run on the wire and let go of it. Caller holds tx_lock. */
+void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   struct usnic_rel_tx_batch *batch)
+{
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&ep->tx_lock);
+	ret = -EOPNOTSUPP;
+	if (batch->n > 1 && !ep->no_gso && !usnic_rel_fault_active(ep)) {
+		ret = usnic_rel_batch_gso(ep, peer, batch);
+		/*
+		 * A path that cannot segment (no checksum offload, IPsec)
+		 * refuses GSO for good: send packet by packet from now on.
+		 */
+		if (ret == -EINVAL || ret == -EIO)
+			ep->no_gso = true;
+	}
+	if (!ret || ret == -EAGAIN || ret == -ENOBUFS) {
+		for (i = 0; i < batch->n; i++)
+			trace_usnic_rel_tx(ep->debug_id, peer->handle,
+					   batch->b[i]->data, batch->b[i]->len);
+		if (!ret) {
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_GSO_RUNS, 1);
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, batch->n);
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, batch->bytes);
+		} else {
+			/* The copies stay in the window: the timer resends them. */
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, batch->n);
+		}
+	} else {
+		/* One packet, or faults to inject packet by packet. */
+		for (i = 0; i < batch->n; i++)
+			usnic_rel_xmit(ep, peer, batch->b[i]->data,
+				       batch->b[i]->len);
+	}
+	for (i = 0; i < batch->n; i++)
+		usnic_rel_txbuf_put(batch->b[i]);
+	batch->n = 0;
+	batch->bytes = 0;
+}
+
+/*
+ * Add a packet (the caller's reference goes with it) to the run, sending
+ * the run first when the packet cannot extend it: a run is packets of one
+ * size, then at most one shorter packet, which ends it.
+ */
+void usnic_rel_batch_add(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			 struct usnic_rel_tx_batch *batch,
+			 struct usnic_rel_txbuf *b)
+{
+	if (batch->n &&
+	    (b->len > batch->b[0]->len ||
+	     batch->b[batch->n - 1]->len < batch->b[0]->len ||
+	     batch->n == USNIC_REL_BATCH_MAX ||
+	     batch->bytes + b->len > USNIC_REL_BATCH_BYTES))
+		usnic_rel_batch_flush(ep, peer, batch);
+	batch->b[batch->n++] = b;
+	batch->bytes += b->len;
+}
