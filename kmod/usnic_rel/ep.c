@@ -274,6 +274,7 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	int i;
 
 	mutex_lock(&ep->tx_lock);
+	usnic_rel_send_final_acks(ep);
 	ep->dead = true;
 	usnic_rel_fault_flush(ep);
 	mutex_unlock(&ep->tx_lock);

@@ -432,6 +432,21 @@ static void usnic_rel_send_acks(struct usnic_rel_ep *ep,
 }
 
 /*
+ * The endpoint is going away: send the ACKs still owed, so that peers whose
+ * last messages arrived complete them instead of retrying into silence.
+ * Caller holds tx_lock, before marking the endpoint dead.
+ */
+void usnic_rel_send_final_acks(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_peer *peer;
+	unsigned long handle;
+
+	lockdep_assert_held(&ep->tx_lock);
+	xa_for_each(&ep->peers, handle, peer)
+		usnic_rel_send_acks(ep, peer);
+}
+
+/*
  * The connection's work item: ACKs first (they unblock the peer), then
  * retransmissions, then send rings that waited for window space.
  */

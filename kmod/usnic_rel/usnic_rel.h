@@ -286,6 +286,7 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 u8 usnic_rel_sqe_pkt_type(u8 opcode);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+void usnic_rel_send_final_acks(struct usnic_rel_ep *ep);
 
 /* ack.c */
 struct usnic_rel_pkt;
