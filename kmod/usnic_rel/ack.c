@@ -9,6 +9,7 @@
 
 #include "conn.h"
 #include "usnic_rel.h"
+#include "trace.h"
 #include "wire.h"
 
 /*
@@ -26,6 +27,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	v = usnic_rel_txwin_ack(&c->tx, pkt->ack, pkt->sack,
 				pkt->type == USNIC_REL_PKT_ACK, ktime_get_ns(),
 				&res);
+	trace_usnic_rel_ack(ep->debug_id, peer->handle, pkt,
+			    v != USNIC_REL_ACK_STALE && v != USNIC_REL_ACK_FORGED,
+			    v == USNIC_REL_ACK_NEW || v == USNIC_REL_ACK_DUP ? res.freed : 0);
 	if (v == USNIC_REL_ACK_STALE || v == USNIC_REL_ACK_FORGED) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_ACK, 1);
 		return;

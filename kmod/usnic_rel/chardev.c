@@ -316,10 +316,18 @@ static struct miscdevice usnic_rel_misc = {
 
 int usnic_rel_chardev_init(void)
 {
-	return misc_register(&usnic_rel_misc);
+	int ret = misc_register(&usnic_rel_misc);
+
+	if (ret)
+		return ret;
+	ret = usnic_rel_sysfs_init(usnic_rel_misc.this_device);
+	if (ret)
+		misc_deregister(&usnic_rel_misc);
+	return ret;
 }
 
 void usnic_rel_chardev_exit(void)
 {
+	usnic_rel_sysfs_exit();
 	misc_deregister(&usnic_rel_misc);
 }

@@ -10,44 +10,6 @@
 
 struct dentry *usnic_rel_debugfs_root;
 
-static const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
-	[USNIC_REL_CNT_TX_PACKETS] = "tx_packets",
-	[USNIC_REL_CNT_TX_BYTES] = "tx_bytes",
-	[USNIC_REL_CNT_TX_ERRORS] = "tx_errors",
-	[USNIC_REL_CNT_RX_PACKETS] = "rx_packets",
-	[USNIC_REL_CNT_RX_BYTES] = "rx_bytes",
-	[USNIC_REL_CNT_RX_NO_BUF] = "rx_no_buf",
-	[USNIC_REL_CNT_RX_BAD_HEADER] = "rx_bad_header",
-	[USNIC_REL_CNT_RX_UNKNOWN_PEER] = "rx_unknown_peer",
-	[USNIC_REL_CNT_RX_CQ_FULL] = "rx_cq_full",
-	[USNIC_REL_CNT_RING_CORRUPT] = "ring_corrupt",
-	[USNIC_REL_CNT_BAD_SQE] = "bad_sqe",
-	[USNIC_REL_CNT_RX_MESSAGES] = "rx_messages",
-	[USNIC_REL_CNT_RX_TOO_BIG] = "rx_too_big",
-	[USNIC_REL_CNT_RX_NO_MEMORY] = "rx_no_memory",
-	[USNIC_REL_CNT_RX_UNSUPPORTED] = "rx_unsupported",
-	[USNIC_REL_CNT_RX_OUT_OF_ORDER] = "rx_out_of_order",
-	[USNIC_REL_CNT_RX_DUPLICATE] = "rx_duplicate",
-	[USNIC_REL_CNT_RX_OUT_OF_WINDOW] = "rx_out_of_window",
-	[USNIC_REL_CNT_RX_STALE] = "rx_stale_incarnation",
-	[USNIC_REL_CNT_RX_DEAD_PEER] = "rx_dead_peer",
-	[USNIC_REL_CNT_RX_BAD_ACK] = "rx_bad_ack",
-	[USNIC_REL_CNT_TX_DATA_PACKETS] = "tx_data_packets",
-	[USNIC_REL_CNT_ACKS_STANDALONE] = "acks_standalone",
-	[USNIC_REL_CNT_ACKS_PIGGYBACKED] = "acks_piggybacked",
-	[USNIC_REL_CNT_ACKS_DELAYED] = "acks_delayed",
-	[USNIC_REL_CNT_RETX_TIMEOUT] = "retx_timeout",
-	[USNIC_REL_CNT_RETX_FAST] = "retx_fast",
-	[USNIC_REL_CNT_PEERS_DEAD] = "peers_dead",
-	[USNIC_REL_CNT_PEER_RESETS] = "peer_resets",
-	[USNIC_REL_CNT_RDMA_STARTED] = "rdma_started",
-	[USNIC_REL_CNT_RDMA_FAILED] = "rdma_failed",
-	[USNIC_REL_CNT_RDMA_SERVED] = "rdma_served",
-	[USNIC_REL_CNT_RDMA_BAD_RKEY] = "rdma_bad_rkey",
-	[USNIC_REL_CNT_RDMA_REFUSED] = "rdma_refused",
-	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
-};
-
 static int usnic_rel_counters_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_ep *ep = s->private;
@@ -80,12 +42,12 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d rx next %u held %u backlog %u ack_pending %d\n",
+		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu rx next %u held %u backlog %u ack_pending %d\n",
 			   i, c->tx.una, c->tx.next,
 			   usnic_rel_txwin_inflight(&c->tx), c->tx.nr_sacked,
-			   c->tx.dup_acks, c->tx.in_recovery, c->rx.next,
-			   c->rx.nr_ooo, skb_queue_len(&c->backlog),
-			   c->ack_pending);
+			   c->tx.dup_acks, c->tx.in_recovery, c->retx_timeout,
+			   c->retx_fast, c->rx.next, c->rx.nr_ooo,
+			   skb_queue_len(&c->backlog), c->ack_pending);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -120,6 +82,7 @@ void usnic_rel_debugfs_ep_add(struct usnic_rel_ep *ep)
 			    &usnic_rel_counters_fops);
 	debugfs_create_file("peers", 0444, ep->debugfs, ep,
 			    &usnic_rel_peers_fops);
+	usnic_rel_fault_debugfs_add(ep);
 }
 
 void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep)

@@ -237,6 +237,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	if (ret)
 		goto err_close;
 	usnic_rel_debugfs_ep_add(ep);
+	usnic_rel_sysfs_ep_add(ep, &arg->addr);
 
 	arg->addr.port = ep->port;
 	arg->ep_id = ep->id;
@@ -272,6 +273,7 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 
 	mutex_lock(&ep->tx_lock);
 	ep->dead = true;
+	usnic_rel_fault_flush(ep);
 	mutex_unlock(&ep->tx_lock);
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
@@ -279,6 +281,7 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	/* No sender is left: drop the one-sided ops parked sends held. */
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		usnic_rel_rdma_cur_drop(&ep->sq_cur[i]);
+	usnic_rel_sysfs_ep_remove(ep);
 	usnic_rel_ep_put(ep);
 }
 

@@ -181,6 +181,9 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 		return -EINVAL;
 	start = arg->addr & PAGE_MASK;
 	npages = (PAGE_ALIGN(end) - start) >> PAGE_SHIFT;
+	/* kvmalloc() refuses (and warns about) arrays of more than INT_MAX bytes. */
+	if (npages > INT_MAX / sizeof(struct page *))
+		return -ENOMEM;
 	if (arg->access & USNIC_REL_WRITABLE)
 		gup_flags |= FOLL_WRITE;
 
@@ -193,7 +196,9 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	mr->length = arg->length;
 	mr->access = arg->access;
 	mr->npages = npages;
-	mr->pages = kvcalloc(npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
+	/* The length is the caller's: a failed huge allocation is its error, no warning. */
+	mr->pages = kvcalloc(npages, sizeof(*mr->pages),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!mr->pages) {
 		kfree(mr);
 		return -ENOMEM;

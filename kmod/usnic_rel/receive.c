@@ -22,6 +22,7 @@
 
 #include "conn.h"
 #include "usnic_rel.h"
+#include "trace.h"
 #include "wire.h"
 
 static struct usnic_rel_peer *usnic_rel_rx_peer(struct usnic_rel_ep *ep,
@@ -327,11 +328,15 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	reason = usnic_rel_wire_parse(skb->data + sizeof(struct udphdr),
 				      skb->len - sizeof(struct udphdr), &pkt);
 	if (reason) {
+		trace_usnic_rel_rx(ep->debug_id, 0, NULL, skb->len,
+				   USNIC_REL_RXV_BAD_HEADER, reason);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
 		goto free;
 	}
 	peer = usnic_rel_rx_peer(ep, skb);
 	if (!peer) {
+		trace_usnic_rel_rx(ep->debug_id, 0, &pkt, skb->len,
+				   USNIC_REL_RXV_UNKNOWN_PEER, 0);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_UNKNOWN_PEER, 1);
 		goto free;
 	}
@@ -341,11 +346,18 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	conn = &peer->conn;
 	spin_lock(&conn->lock);
 	if (conn->state != USNIC_REL_CONN_ACTIVE) {
+		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
+				   USNIC_REL_RXV_DEAD_PEER, 0);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_DEAD_PEER, 1);
 		goto unlock;
 	}
-	if (!usnic_rel_rx_incarnation(ep, peer, &pkt))
+	if (!usnic_rel_rx_incarnation(ep, peer, &pkt)) {
+		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
+				   USNIC_REL_RXV_STALE, 0);
 		goto unlock;
+	}
+	if (trace_usnic_rel_rx_enabled())
+		usnic_rel_trace_rx_seq(ep, peer, &pkt, skb->len);
 	if (pkt.flags & USNIC_REL_F_ACK)
 		usnic_rel_ack_rx(ep, peer, &pkt);
 	if (pkt.type != USNIC_REL_PKT_ACK)

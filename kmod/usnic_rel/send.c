@@ -17,6 +17,7 @@
 
 #include "conn.h"
 #include "usnic_rel.h"
+#include "trace.h"
 #include "wire.h"
 
 /* Packets resent per connection and channel before the lock is dropped. */
@@ -48,7 +49,8 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 {
 	int ret;
 
-	ret = usnic_rel_socket_send(ep, &peer->addr, buf, len, NULL, 0);
+	trace_usnic_rel_tx(ep->debug_id, peer->handle, buf, len);
+	ret = usnic_rel_fault_send(ep, &peer->addr, buf, len);
 	if (!ret) {
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
@@ -345,6 +347,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 				c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)];
 
 			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
+			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,
+						   seq, c->retx_all);
 			seq++;
 			if (!b)
 				continue;
@@ -353,6 +357,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 		}
 		usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
 				USNIC_REL_CNT_RETX_FAST, n);
+		*(c->retx_all ? &c->retx_timeout : &c->retx_fast) += n;
 		more = n == USNIC_REL_RETX_BATCH;
 		if (!more) {
 			c->retx_all = false;

@@ -33,6 +33,8 @@
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
+#include "counters.h"
+#include "fault.h"
 
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
@@ -168,6 +170,8 @@ struct usnic_rel_ep {
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;
+	struct usnic_rel_ep_sysfs *sysfs;	/* counters.c */
+	struct usnic_rel_fault fault;	/* fault.c */
 };
 
 /*

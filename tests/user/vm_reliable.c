@@ -8,6 +8,11 @@
  * The receiver checks every byte, the order on each channel and that no message
  * comes twice; the sender checks that every send completes successfully and,
  * with MIN_RETX, that at least that many packets had to be sent again.
+ *
+ * VM_RELIABLE_FAULT="drop=PPM,duplicate=PPM,reorder=PPM" sets the module's
+ * fault injection on this process's endpoint (debugfs ep<N>/fault_*) after
+ * checking that out-of-range rates are refused; at the end each fault asked
+ * for must have happened at least once (ep<N>/fault).
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -76,6 +81,83 @@ static void print_counters(const char *who, struct urt_ep *ep)
 	fclose(f);
 }
 
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Value of line @name in debugfs ep<N>/fault; -1 if missing. */
+static long long fault_count(struct urt_ep *ep, const char *name)
+{
+	char path[96], key[32];
+	long long val, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault", ep->info.debug_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %lld", key, &val) == 2)
+		if (!strcmp(key, name))
+			found = val;
+	fclose(f);
+	return found;
+}
+
+static const char *const fault_knobs[] = { "drop", "duplicate", "reorder" };
+static const char *const fault_done[] = { "dropped", "duplicated", "reordered" };
+static int fault_set[3];
+
+/* Apply $VM_RELIABLE_FAULT to @ep: "drop=100000,reorder=50000". */
+static void setup_faults(struct urt_ep *ep)
+{
+	const char *spec = getenv("VM_RELIABLE_FAULT");
+	char path[96], buf[128], *tok, *save;
+
+	if (!spec || !*spec)
+		return;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int k;
+
+		for (k = 0; k < 3; k++)
+			if (eq && !strncmp(tok, fault_knobs[k], eq - tok) &&
+			    strlen(fault_knobs[k]) == (size_t)(eq - tok))
+				break;
+		URT_CHECK(k < 3);
+		if (k == 3)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s",
+			 ep->info.debug_id, fault_knobs[k]);
+		/* Rates are parts per million: anything else is refused. */
+		URT_CHECK_EQ(write_file(path, "1000001"), -EINVAL);
+		URT_CHECK_EQ(write_file(path, "-1"), -EINVAL);
+		URT_CHECK_EQ(write_file(path, "lots"), -EINVAL);
+		URT_CHECK_EQ(write_file(path, eq + 1), 0);
+		fault_set[k] = atoi(eq + 1) > 0;
+		printf("fault_%s=%s on ep%u\n", fault_knobs[k], eq + 1, ep->info.debug_id);
+	}
+}
+
+static void check_faults(const char *who, struct urt_ep *ep)
+{
+	for (int k = 0; k < 3; k++) {
+		long long n = fault_count(ep, fault_done[k]);
+
+		printf("%s fault %s=%lld\n", who, fault_done[k], n);
+		if (fault_set[k])
+			URT_CHECK(n > 0);
+	}
+}
+
 static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 {
 	uint32_t next[USNIC_REL_NR_CHANS] = { 0, 1 };
@@ -140,6 +222,7 @@ static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 	URT_CHECK_EQ(got, count);
 	URT_CHECK_EQ(bad, 0);
 	print_counters("rx", ep);
+	check_faults("rx", ep);
 	return 0;
 }
 
@@ -220,6 +303,7 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 	printf("tx: %u messages, %.0f bytes in %.3f s: goodput %.3f MB/s\n", count, bytes, secs,
 	       bytes / secs / 1e6);
 	print_counters("tx", ep);
+	check_faults("tx", ep);
 	if (min_retx > 0)
 		URT_CHECK(urt_counter(ep->info.debug_id, "retx_timeout") +
 				  urt_counter(ep->info.debug_id, "retx_fast") >=
@@ -253,6 +337,7 @@ int main(int argc, char **argv)
 		return urt_done(argv[1]);
 	for (int c = 0; c < USNIC_REL_NR_CHANS; c++)
 		max_msg[c] = ep.info.max_msg[c];
+	setup_faults(&ep);
 	if (!strcmp(argv[1], "rx"))
 		run_rx(&ep, peer, count);
 	else

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: fault injection. Every packet an endpoint transmits passes
+ * through usnic_rel_fault_send(), which may drop it, send it twice, or hold
+ * it back and send it right after the next one (a reordering). A held packet
+ * never waits long: the next transmission of the endpoint sends it, and so
+ * does the endpoint's teardown. Rates are in parts per million; each file
+ * refuses values above 1000000 with -EINVAL. ep<N>/fault counts what was
+ * done. Dropped, duplicated and reordered packets count in tx_packets once.
+ */
+#include <linux/debugfs.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "usnic_rel.h"
+
+struct usnic_rel_fault_held {
+	union usnic_rel_sockaddr to;
+	size_t len;
+	u8 data[];
+};
+
+static bool usnic_rel_fault_roll(u32 ppm)
+{
+	return ppm && get_random_u32_below(USNIC_REL_FAULT_PPM_MAX) < ppm;
+}
+
+/*
+ * Keep a copy of the packet to send after the next one; false if no memory.
+ * Never sleeps, so that any transmit path may inject faults.
+ */
+static bool usnic_rel_fault_hold(struct usnic_rel_fault *f,
+				 const union usnic_rel_sockaddr *to,
+				 const void *buf, size_t len)
+{
+	struct usnic_rel_fault_held *h;
+
+	h = kmalloc(struct_size(h, data, len), GFP_NOWAIT | __GFP_NOWARN);
+	if (!h)
+		return false;
+	h->to = *to;
+	h->len = len;
+	memcpy(h->data, buf, len);
+	f->held = h;
+	atomic64_inc(&f->reordered);
+	return true;
+}
+
+/* Send the held packet, if any. Caller holds ep->tx_lock. */
+void usnic_rel_fault_flush(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault_held *h = ep->fault.held;
+
+	lockdep_assert_held(&ep->tx_lock);
+	if (!h)
+		return;
+	ep->fault.held = NULL;
+	/* Lost like any packet if the socket is gone or full. */
+	if (ep->sock)
+		usnic_rel_socket_send(ep, &h->to, h->data, h->len, NULL, 0);
+	kfree(h);
+}
+
+/*
+ * Transmit one packet, or pretend to. Returns what the socket returned for
+ * it, or 0 when the packet was dropped or held. Caller holds ep->tx_lock.
+ */
+int usnic_rel_fault_send(struct usnic_rel_ep *ep,
+			 const union usnic_rel_sockaddr *to,
+			 const void *buf, size_t len)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+	int ret;
+
+	if (usnic_rel_fault_roll(READ_ONCE(f->drop_ppm))) {
+		atomic64_inc(&f->dropped);
+		usnic_rel_fault_flush(ep);
+		return 0;
+	}
+	if (!f->held && usnic_rel_fault_roll(READ_ONCE(f->reorder_ppm)) &&
+	    usnic_rel_fault_hold(f, to, buf, len))
+		return 0;
+	ret = usnic_rel_socket_send(ep, to, buf, len, NULL, 0);
+	if (!ret && usnic_rel_fault_roll(READ_ONCE(f->duplicate_ppm)) &&
+	    !usnic_rel_socket_send(ep, to, buf, len, NULL, 0))
+		atomic64_inc(&f->duplicated);
+	usnic_rel_fault_flush(ep);
+	return ret;
+}
+
+static int usnic_rel_fault_rate_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*(u32 *)data);
+	return 0;
+}
+
+static int usnic_rel_fault_rate_set(void *data, u64 val)
+{
+	if (val > USNIC_REL_FAULT_PPM_MAX)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_rate_fops, usnic_rel_fault_rate_get,
+			 usnic_rel_fault_rate_set, "%llu\n");
+
+static int usnic_rel_fault_show(struct seq_file *s, void *unused)
+{
+	struct usnic_rel_fault *f = s->private;
+
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\n",
+		   (long long)atomic64_read(&f->dropped),
+		   (long long)atomic64_read(&f->duplicated),
+		   (long long)atomic64_read(&f->reordered));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(usnic_rel_fault);
+
+/* Removed with ep->debugfs, before the endpoint can be freed. */
+void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	debugfs_create_file_unsafe("fault_drop", 0600, ep->debugfs,
+				   &f->drop_ppm, &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_duplicate", 0600, ep->debugfs,
+				   &f->duplicate_ppm, &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_reorder", 0600, ep->debugfs,
+				   &f->reorder_ppm, &usnic_rel_fault_rate_fops);
+	debugfs_create_file("fault", 0444, ep->debugfs, f,
+			    &usnic_rel_fault_fops);
+}

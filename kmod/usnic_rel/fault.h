@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: fault injection on an endpoint's transmit path, set through
+ * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
+ * million) so that loss recovery can be tested without netem.
+ */
+#ifndef _USNIC_REL_FAULT_H
+#define _USNIC_REL_FAULT_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+#define USNIC_REL_FAULT_PPM_MAX	1000000
+
+struct usnic_rel_ep;
+struct usnic_rel_fault_held;
+union usnic_rel_sockaddr;
+
+struct usnic_rel_fault {
+	u32 drop_ppm;			/* READ_ONCE: written by debugfs */
+	u32 duplicate_ppm;
+	u32 reorder_ppm;
+	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
+	atomic64_t dropped;
+	atomic64_t duplicated;
+	atomic64_t reordered;
+};
+
+int usnic_rel_fault_send(struct usnic_rel_ep *ep,
+			 const union usnic_rel_sockaddr *to,
+			 const void *buf, size_t len);
+void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
+void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);
+
+#endif /* _USNIC_REL_FAULT_H */
