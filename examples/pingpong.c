@@ -131,15 +131,15 @@ int main(int argc, char **argv)
 		check("send", c.status);
 		in_flight--;
 	}
-	/* The last message was ours to receive: let our kernel's delayed ACK leave first. */
-	if (client)
+	if (client) {
+		/* The last message was ours to receive: let our delayed ACK leave first. */
 		usleep(100 * 1000);
-	if (client)
-		printf("pingpong: %d round trips of %zu bytes: %.1f us per round trip, %.1f us one "
-		       "way\n",
+		printf("pingpong: %d round trips of %zu bytes: %.1f us per round trip, "
+		       "%.1f us one way\n",
 		       iters, size, us, us / 2);
-	else
+	} else {
 		printf("pingpong: echoed %d messages of %zu bytes\n", iters, size);
+	}
 	urel_ep_destroy(ep);
 	urel_device_close(dev);
 	free(msg);
