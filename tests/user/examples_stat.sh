@@ -117,10 +117,14 @@ $A nice -n 19 "$ex/pingpong" server 10.78.0.1 18307 10.78.0.2 18308 1000000 >/de
 pids+=($!)
 $B nice -n 19 "$ex/pingpong" client 10.78.0.2 18308 10.78.0.1 18307 1000000 >/dev/null 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do
-	grep -qx 10.78.0.2:18308 $sysfs/endpoints/ep*/address 2>/dev/null && break
+# Sample once the exchange runs: the client has had an echo back.
+flowing=
+for _ in $(seq 600); do
+	a=$(grep -lx 10.78.0.2:18308 $sysfs/endpoints/ep*/address 2>/dev/null) &&
+		[ "$(cat "$(dirname "$a")/counters/rx_messages")" -gt 0 ] && flowing=1 && break
 	sleep 0.1
 done
+[ -n "$flowing" ] || fail "the loaded ping-pong never got an echo"
 "$stat" -i 1 -c 3 -j >"$out/rates.json"
 phase "checking the rates"
 { kill -0 "${pids[2]}" && kill -0 "${pids[3]}"; } || fail "the ping-pong stopped during the reports"
