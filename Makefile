@@ -26,10 +26,14 @@ TEST_SRCS := $(sort $(wildcard tests/user/*.c))
 TESTS := $(TEST_SRCS:tests/user/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tools/%.c=$(BUILD)/tools/%)
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
-.PHONY: all lib tests bench-bins module module-stock module-debug debug-kernel deps check \
-	demo bench clean install
-all: lib tests bench-bins module
+.PHONY: all lib tools examples tests bench-bins module module-stock module-debug debug-kernel \
+	deps check demo bench clean install
+all: lib tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
@@ -51,8 +55,21 @@ $(BUILD)/libusnicrel.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# Tools (tools/): plain C11, no library needed.
+tools: $(TOOL_BINS)
+$(BUILD)/tools/%: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+
+# Examples (examples/): built as a user would, against the shared library.
+examples: $(EXAMPLE_BINS)
+$(BUILD)/examples/%: examples/%.c include/usnicrel.h $(BUILD)/libusnicrel.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,$(BUILD) -lusnicrel
+
 # Tests link the sanitized library objects statically: ASan and UBSan cover both.
-tests: $(TESTS)
+# The in-VM tests also run the tools and the examples.
+tests: $(TESTS) tools examples
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
@@ -103,13 +120,14 @@ demo: deps
 bench: deps
 	@scripts/bench
 
-# Installation: library, header, pkg-config file, man pages; the module goes
+# Installation: library, header, pkg-config file, man pages, tools; the module goes
 # through the kernel's modules_install (then depmod) when KDIR is available.
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
-install: install-lib install-module
+BINDIR ?= $(PREFIX)/bin
+install: install-lib install-tools install-module
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(foreach s,3 4 7,$(DESTDIR)$(MANDIR)/man$(s))
@@ -122,9 +140,13 @@ install-lib: lib
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		lib/libusnicrel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libusnicrel.pc
 	$(foreach s,3 4 7,install -m 644 man/man$(s)/*.$(s) $(DESTDIR)$(MANDIR)/man$(s)/;)
+install-tools: tools
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 644 man/man8/*.8 $(DESTDIR)$(MANDIR)/man8/
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(DESTDIR) modules_install
-.PHONY: install-lib install-module
+.PHONY: install-lib install-tools install-module
 
 clean:
 	rm -rf $(BUILD)
