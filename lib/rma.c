@@ -3,7 +3,7 @@
  * libusnicrel: emulated RDMA. A put carries its bytes like a send; a get
  * reserves staging space for the bytes the kernel brings back and copies
  * them out on completion; an atomic's old value returns in the completion.
- * Puts go on the data channel, gets and atomics (small requests) on the
+ * Puts and large gets go on the data channel, atomics and small gets on the
  * command channel. The target's kernel performs the operation: its process
  * need not make progress.
  */
@@ -60,7 +60,11 @@ UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t
 		return ret;
 	if (!buf)
 		return -EINVAL;
-	return urel_sq_post(ep, USNIC_REL_CHAN_CMD, &sqe, NULL, context, buf, flags);
+	/* Large answers go in data-channel packets, small ones jump the queue. */
+	return urel_sq_post(ep,
+			    len <= ep->info.mtu[USNIC_REL_CHAN_CMD] ? USNIC_REL_CHAN_CMD
+								    : USNIC_REL_CHAN_DATA,
+			    &sqe, NULL, context, buf, flags);
 }
 
 UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,

@@ -63,6 +63,22 @@ UREL_API const char *urel_strerror(int err)
 		       "see ulimit -l)";
 	case ETIMEDOUT:
 		return "peer unreachable: retransmissions exhausted";
+	case EHOSTUNREACH:
+		return "peer declared dead earlier: remove it from the address vector and insert "
+		       "it "
+		       "again to retry";
+	case ECONNRESET:
+		return "peer restarted (new incarnation): operations in flight to it were lost";
+	case ECANCELED:
+		return "peer removed from the address vector with the operation outstanding";
+	case ENOKEY:
+		return "the target has no memory registration with this rkey (deregistered, or a "
+		       "wrong key)";
+	case ERANGE:
+		return "remote range outside the target's memory registration";
+	case EPERM:
+		return "the target's memory registration does not allow this access "
+		       "(UREL_ACCESS_REMOTE_READ, _WRITE, _ATOMIC)";
 	default:
 		return strerror(err);
 	}

@@ -99,9 +99,9 @@ struct usnic_rel_region {
 enum {
 	USNIC_REL_OP_NOP = 0,
 	USNIC_REL_OP_SEND = 1,		/* two-sided message */
-	USNIC_REL_OP_PUT = 2,		/* reserved: RDMA write */
-	USNIC_REL_OP_GET = 3,		/* reserved: RDMA read */
-	USNIC_REL_OP_ATOMIC = 4,	/* reserved: remote atomic */
+	USNIC_REL_OP_PUT = 2,		/* RDMA write into a peer's registration */
+	USNIC_REL_OP_GET = 3,		/* RDMA read from a peer's registration */
+	USNIC_REL_OP_ATOMIC = 4,	/* remote 32/64-bit atomic */
 	USNIC_REL_OP_RECV = 16,		/* CQE only: a message arrived */
 };
 
@@ -110,7 +110,21 @@ enum {
 
 #define USNIC_REL_SQE_INLINE_MAX	64
 
-/* A send descriptor: 128 bytes. */
+/*
+ * A send descriptor: 128 bytes. One-sided operations name the target's
+ * registration by rkey and a byte offset in it (remote_off), never an
+ * address, and complete when the target answered (a remote completion):
+ *   PUT: len bytes (1 or more) from inline_data or the staging area.
+ *   GET: len bytes (1 or more) land in the staging area at staging_off.
+ *   ATOMIC: atomic_op is enum usnic_rel_atomic_op of the wire format,
+ *	atomic_size 4 or 8 and equal to len, remote_off a multiple of it;
+ *	operand[0] is the value to add (FADD) or to compare (CAS), operand[1]
+ *	the value to store (SWAP, CAS); unused operands are zero. The old
+ *	value returns in the completion's imm.
+ * A refused operation completes with -ENOKEY (no such rkey at the target),
+ * -ERANGE (outside the registration), -EPERM (the registration forbids the
+ * access) or -EINVAL (an atomic operand the target finds misaligned).
+ */
 struct usnic_rel_sqe {
 	__u8 opcode;		/* USNIC_REL_OP_* */
 	__u8 flags;		/* USNIC_REL_SQE_* */
@@ -120,9 +134,9 @@ struct usnic_rel_sqe {
 	__u64 imm;		/* immediate data or tag, delivered with the message */
 	__u32 len;		/* payload bytes */
 	__u32 staging_off;	/* payload offset in the staging area (not INLINE) */
-	__u32 rkey;		/* RDMA: remote key */
+	__u32 rkey;		/* one-sided: the target's REG_MR rkey */
 	__u32 reserved1;	/* zero */
-	__u64 remote_off;	/* RDMA: offset in the remote region */
+	__u64 remote_off;	/* one-sided: offset in that registration */
 	__u64 reserved2[2];	/* zero */
 	union {
 		__u8 inline_data[USNIC_REL_SQE_INLINE_MAX];
@@ -137,7 +151,7 @@ struct usnic_rel_sqe {
 /* A completion: 48 bytes. */
 struct usnic_rel_cqe {
 	__u64 user_ctx;		/* send: sqe.user_ctx; receive: zero */
-	__u64 imm;		/* receive: the sender's sqe.imm */
+	__u64 imm;		/* receive: the sender's sqe.imm; atomic: old value */
 	__s32 status;		/* 0 or a negative errno */
 	__u32 len;		/* bytes sent or received */
 	__u32 peer;		/* peer handle */

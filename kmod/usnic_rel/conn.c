@@ -38,6 +38,7 @@ static void usnic_rel_chan_conn_free(struct usnic_rel_chan_conn *c)
 		c->held = NULL;
 	}
 	__skb_queue_purge(&c->backlog);
+	usnic_rel_rdma_free_chan(c);
 	usnic_rel_txwin_destroy(&c->tx);
 	usnic_rel_rxwin_destroy(&c->rx);
 }
@@ -52,10 +53,15 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
+	/* All lists first: the error path frees every channel. */
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		__skb_queue_head_init(&conn->chan[i].backlog);
+		INIT_LIST_HEAD(&conn->chan[i].ops);
+		INIT_LIST_HEAD(&conn->chan[i].resps);
+	}
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		__skb_queue_head_init(&c->backlog);
 		ret = usnic_rel_txwin_init(&c->tx, size, 0, GFP_KERNEL_ACCOUNT);
 		if (ret)
 			goto err;
@@ -190,6 +196,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			c->held[s] = NULL;
 		}
 		__skb_queue_purge(&c->backlog);
+		usnic_rel_rdma_fail_chan(ep, c, status);
 		usnic_rel_rxwin_reset(&c->rx, 0);
 		c->ack_pending = false;
 		c->retx_pending = false;

@@ -13,6 +13,7 @@
 #define _USNIC_REL_CONN_H
 
 #include <linux/hrtimer.h>
+#include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -49,6 +50,48 @@ struct usnic_rel_rx_msg {
 	u64 imm;
 };
 
+/*
+ * A one-sided operation this side started. Linked into its channel's ops
+ * when its first request packet is numbered; from then on the connection
+ * completes it (response, peer death or reset). Responses come in request
+ * order, so the oldest op is the only one a response may answer.
+ */
+struct usnic_rel_rdma_op {
+	struct list_head node;		/* in chan->ops while linked */
+	u32 op_id;			/* sequence of its first request packet */
+	u8 req_type;			/* USNIC_REL_PKT_PUT, _GET_REQ, _ATOMIC_REQ */
+	bool linked;
+	bool in_sq;			/* the send path still holds it */
+	bool done;			/* completed while the send path held it */
+	u32 len;
+	u32 staging_off;		/* GET: where the bytes land */
+	u32 received;			/* GET: bytes landed so far */
+	struct usnic_rel_cqe cqe;
+};
+
+/* An answer owed to the peer, sent in request order by the work item. */
+struct usnic_rel_rdma_resp {
+	struct list_head node;
+	u8 type;			/* USNIC_REL_PKT_GET_RESP, _ATOMIC_RESP, _STATUS */
+	u8 req_type;			/* STATUS: type of the request answered */
+	u16 status;			/* STATUS: enum usnic_rel_wire_status */
+	u32 op_id;
+	u64 old;			/* ATOMIC_RESP */
+	struct usnic_rel_mr *mr;	/* GET_RESP: referenced until all sent */
+	u64 offset;
+	u32 len;
+	u32 sent;
+};
+
+/* A PUT being applied here; its fragments arrive in order. */
+struct usnic_rel_rx_put {
+	bool active;
+	bool failed;			/* refused: the rest is dropped */
+	u32 op_id;
+	u32 op_len;
+	u32 next;			/* frag_offset expected next */
+};
+
 struct usnic_rel_chan_conn {
 	struct usnic_rel_txwin tx;
 	struct usnic_rel_txbuf **txbuf;	/* by usnic_rel_txwin_slot() */
@@ -57,6 +100,10 @@ struct usnic_rel_chan_conn {
 	struct sk_buff_head backlog;	/* in order, waiting for a buffer */
 	struct usnic_rel_rx_msg msg;
 	u32 next_msg_id;
+	struct list_head ops;		/* struct usnic_rel_rdma_op, oldest first */
+	struct list_head resps;		/* struct usnic_rel_rdma_resp, oldest first */
+	u32 nr_resps;
+	struct usnic_rel_rx_put put;
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
@@ -94,6 +141,12 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			     unsigned int chan, u32 from, u32 count);
 
 struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp);
+
+/* rdma.c: the one-sided state of a channel when the connection ends. */
+void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,
+			      struct usnic_rel_chan_conn *c, int status);
+void usnic_rel_rdma_free_chan(struct usnic_rel_chan_conn *c);
+bool usnic_rel_rdma_resp_pending(const struct usnic_rel_conn *conn);
 static inline void usnic_rel_txbuf_put(struct usnic_rel_txbuf *b)
 {
 	if (b && refcount_dec_and_test(&b->ref))

@@ -269,6 +269,8 @@ err_put:
 /* Stop traffic and drop the context's reference; mappings keep the rings. */
 static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 {
+	int i;
+
 	mutex_lock(&ep->tx_lock);
 	ep->dead = true;
 	usnic_rel_fault_flush(ep);
@@ -276,6 +278,9 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
+	/* No sender is left: drop the one-sided ops parked sends held. */
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		usnic_rel_rdma_cur_drop(&ep->sq_cur[i]);
 	usnic_rel_sysfs_ep_remove(ep);
 	usnic_rel_ep_put(ep);
 }

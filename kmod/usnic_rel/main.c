@@ -7,6 +7,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/log2.h>
+#include <linux/workqueue.h>
 
 #include "usnic_rel.h"
 #include "../../include/uapi/usnic_rel.h"
@@ -39,6 +40,8 @@ MODULE_PARM_DESC(ack_every, "Send an ACK at least every this many received packe
 unsigned int usnic_rel_retry_limit = 12;
 module_param_named(retry_limit, usnic_rel_retry_limit, uint, 0444);
 MODULE_PARM_DESC(retry_limit, "Timeouts in a row before a peer is declared dead (default 12)");
+
+struct workqueue_struct *usnic_rel_wq;
 
 static int __init usnic_rel_check_params(void)
 {
@@ -77,10 +80,14 @@ static int __init usnic_rel_init(void)
 	if (ret)
 		return ret;
 
+	usnic_rel_wq = alloc_workqueue(KBUILD_MODNAME, WQ_UNBOUND, 0);
+	if (!usnic_rel_wq)
+		return -ENOMEM;
 	usnic_rel_debugfs_init();
 	ret = usnic_rel_chardev_init();
 	if (ret) {
 		usnic_rel_debugfs_exit();
+		destroy_workqueue(usnic_rel_wq);
 		return ret;
 	}
 	pr_info("loaded, ABI version %u\n", USNIC_REL_ABI_VERSION);
@@ -91,6 +98,8 @@ static void __exit usnic_rel_exit(void)
 {
 	usnic_rel_chardev_exit();
 	usnic_rel_debugfs_exit();
+	/* Drains registrations whose last user was the receive path. */
+	destroy_workqueue(usnic_rel_wq);
 }
 
 module_init(usnic_rel_init);

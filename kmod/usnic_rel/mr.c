@@ -5,6 +5,11 @@
  * pinned_vm against RLIMIT_MEMLOCK, as RDMA's umem does, so that a process
  * cannot pin more than it could mlock. A random rkey names the registration;
  * its address never travels on the wire.
+ *
+ * Peers reach a registration from the receive path (softirq) by rkey: the
+ * lookup pins it with a reference, so DEREG_MR only unlinks it and the last
+ * reference frees it. Unpinning may sleep, so a last reference dropped in
+ * atomic context hands the freeing to usnic_rel_wq.
  */
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -13,8 +18,11 @@
 #include <linux/slab.h>
 #include <linux/capability.h>
 #include <linux/overflow.h>
+#include <linux/highmem.h>
+#include <linux/atomic.h>
 
 #include "usnic_rel.h"
+#include "wire.h"
 
 /* Pages asked of pin_user_pages_fast() at a time: its count is an int. */
 #define USNIC_REL_PIN_CHUNK	1024UL
@@ -30,7 +38,119 @@ static void usnic_rel_mr_free(struct usnic_rel_mr *mr, unsigned long pinned)
 	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	mmdrop(mr->mm);
 	kvfree(mr->pages);
-	kfree(mr);
+	/* A lookup may still be looking at it under RCU. */
+	kfree_rcu(mr, rcu);
+}
+
+static void usnic_rel_mr_free_work(struct work_struct *work)
+{
+	struct usnic_rel_mr *mr = container_of(work, struct usnic_rel_mr,
+					       free_work);
+
+	usnic_rel_mr_free(mr, mr->npages);
+}
+
+/*
+ * Drop a reference. Unpinning may sleep: pass @can_sleep false from any
+ * context that holds a spinlock or runs in softirq.
+ */
+void usnic_rel_mr_put(struct usnic_rel_mr *mr, bool can_sleep)
+{
+	if (!refcount_dec_and_test(&mr->ref))
+		return;
+	if (can_sleep)
+		usnic_rel_mr_free(mr, mr->npages);
+	else
+		queue_work(usnic_rel_wq, &mr->free_work);
+}
+
+/*
+ * The registration @rkey names in @ctx, referenced, or NULL. Wire rkeys are
+ * 64 bits wide; ours use 32. Callable from any context.
+ */
+struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ctx *ctx, u64 rkey)
+{
+	struct usnic_rel_mr *mr;
+
+	if (rkey > U32_MAX)
+		return NULL;
+	rcu_read_lock();
+	mr = xa_load(&ctx->mrs, rkey);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * Copy @len bytes between @buf and the registration at @offset, which the
+ * caller checked against mr->length. Works in any context: the pages are
+ * pinned for the registration's life.
+ */
+void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
+		       bool to_mr)
+{
+	u64 pos = offset_in_page(mr->addr) + offset;
+
+	while (len) {
+		struct page *page = mr->pages[pos >> PAGE_SHIFT];
+		u32 off = offset_in_page(pos);
+		u32 n = min_t(u32, len, PAGE_SIZE - off);
+		void *p = kmap_local_page(page);
+
+		if (to_mr) {
+			memcpy(p + off, buf, n);
+			flush_dcache_page(page);
+		} else {
+			memcpy(buf, p + off, n);
+		}
+		kunmap_local(p);
+		buf += n;
+		pos += n;
+		len -= n;
+	}
+}
+
+/*
+ * Run one atomic on the operand at @offset (checked against mr->length by the
+ * caller), atomically against the owner's CPU accesses and other atomics.
+ * Returns 0 with the value before in @old, or -EINVAL when the operand's
+ * address is not naturally aligned.
+ */
+int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
+			u64 operand, u64 compare, u64 *old)
+{
+	u64 pos = offset_in_page(mr->addr) + offset;
+	struct page *page;
+	void *p;
+
+	/* Aligned to its size, the operand cannot straddle two pages. */
+	if ((mr->addr + offset) & (size - 1))
+		return -EINVAL;
+	page = mr->pages[pos >> PAGE_SHIFT];
+	p = kmap_local_page(page) + offset_in_page(pos);
+	if (size == 8) {
+		u64 *v = p;
+
+		if (op == USNIC_REL_ATOMIC_FADD)
+			*old = atomic64_fetch_add(operand, (atomic64_t *)v);
+		else if (op == USNIC_REL_ATOMIC_CAS)
+			*old = cmpxchg64(v, compare, operand);
+		else
+			*old = xchg(v, operand);
+	} else {
+		u32 *v = p;
+
+		if (op == USNIC_REL_ATOMIC_FADD)
+			*old = (u32)atomic_fetch_add((u32)operand, (atomic_t *)v);
+		else if (op == USNIC_REL_ATOMIC_CAS)
+			*old = cmpxchg(v, (u32)compare, (u32)operand);
+		else
+			*old = xchg(v, (u32)operand);
+	}
+	flush_dcache_page(page);
+	kunmap_local(p);
+	return 0;
 }
 
 static int usnic_rel_mr_charge(struct mm_struct *mm, unsigned long npages)
@@ -70,6 +190,8 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return -ENOMEM;
+	refcount_set(&mr->ref, 1);
+	INIT_WORK(&mr->free_work, usnic_rel_mr_free_work);
 	mr->addr = arg->addr;
 	mr->length = arg->length;
 	mr->access = arg->access;
@@ -130,7 +252,8 @@ int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u32 rkey)
 
 	if (!mr)
 		return -EINVAL;
-	usnic_rel_mr_free(mr, mr->npages);
+	/* Operations under way keep it until they are done. */
+	usnic_rel_mr_put(mr, true);
 	return 0;
 }
 
@@ -141,7 +264,7 @@ void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx)
 
 	xa_for_each(&ctx->mrs, rkey, mr) {
 		xa_erase(&ctx->mrs, rkey);
-		usnic_rel_mr_free(mr, mr->npages);
+		usnic_rel_mr_put(mr, true);
 	}
 	xa_destroy(&ctx->mrs);
 }

@@ -127,19 +127,25 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	return 0;
 }
 
-/* Deliver a packet taken in order: 0 (consumed) or -ENOBUFS (keep it). */
+/*
+ * Deliver a packet taken in order: 0 (consumed), -ENOBUFS (keep it until
+ * userspace returns buffers) or -EBUSY (keep it until the answers owed to
+ * the peer went out).
+ */
 static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep,
 				struct usnic_rel_peer *peer,
 				const struct usnic_rel_pkt *pkt)
 {
-	switch (pkt->type) {
-	case USNIC_REL_PKT_DATA:
+	if (pkt->type == USNIC_REL_PKT_DATA)
 		return usnic_rel_rx_data(ep, peer, pkt);
-	default:
-		/* One-sided operations are not served yet. */
-		usnic_rel_count(ep, USNIC_REL_CNT_RX_UNSUPPORTED, 1);
-		return 0;
-	}
+	return usnic_rel_rdma_rx(ep, peer, pkt);
+}
+
+/* A packet could not be delivered now: say what it waits for. */
+static void usnic_rel_rx_wait(struct usnic_rel_ep *ep, int err)
+{
+	if (err == -ENOBUFS)
+		usnic_rel_rx_need_buffers(ep);
 }
 
 /* The same for a packet that was held: its skb is linear and was checked. */
@@ -167,8 +173,10 @@ static void usnic_rel_rx_backlog_chan(struct usnic_rel_ep *ep,
 	struct sk_buff *skb;
 
 	while ((skb = skb_peek(q))) {
-		if (usnic_rel_rx_deliver_skb(ep, peer, skb) == -ENOBUFS) {
-			usnic_rel_rx_need_buffers(ep);
+		int err = usnic_rel_rx_deliver_skb(ep, peer, skb);
+
+		if (err) {
+			usnic_rel_rx_wait(ep, err);
 			return;
 		}
 		__skb_unlink(skb, q);
@@ -213,6 +221,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 	bool ack_req = pkt->flags & USNIC_REL_F_ACK_REQ;
 	struct usnic_rel_rx_result res;
 	bool kept = false;
+	int err;
 	u32 i;
 
 	switch (usnic_rel_rxwin_classify(&c->rx, pkt->seq)) {
@@ -225,10 +234,13 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			}
 			__skb_queue_tail(&c->backlog, skb);
 			kept = true;
-		} else if (usnic_rel_rx_deliver(ep, peer, pkt) == -ENOBUFS) {
-			/* Not taken into the window unless it can be delivered. */
-			usnic_rel_rx_need_buffers(ep);
-			return false;
+		} else {
+			err = usnic_rel_rx_deliver(ep, peer, pkt);
+			if (err) {
+				/* Not taken into the window unless delivered. */
+				usnic_rel_rx_wait(ep, err);
+				return false;
+			}
 		}
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
 		for (i = 1; i < res.deliver_count; i++) {
@@ -239,7 +251,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			if (!held)
 				continue;
 			if (skb_queue_empty(&c->backlog) &&
-			    usnic_rel_rx_deliver_skb(ep, peer, held) != -ENOBUFS) {
+			    !usnic_rel_rx_deliver_skb(ep, peer, held)) {
 				consume_skb(held);
 				continue;
 			}

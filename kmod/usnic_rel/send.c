@@ -28,7 +28,7 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 			       const struct usnic_rel_sqe *sqe)
 {
 	if (sqe->opcode != USNIC_REL_OP_SEND)
-		return sqe->opcode <= USNIC_REL_OP_ATOMIC ? -EOPNOTSUPP : -EINVAL;
+		return usnic_rel_rdma_sqe_check(ep, chan, sqe);
 	if (sqe->flags & ~USNIC_REL_SQE_INLINE || sqe->reserved0 ||
 	    sqe->reserved1 || sqe->reserved2[0] || sqe->reserved2[1] ||
 	    sqe->rkey || sqe->remote_off)
@@ -44,8 +44,8 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 	return 0;
 }
 
-static void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-			   const void *buf, size_t len)
+void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		    const void *buf, size_t len)
 {
 	int ret;
 
@@ -60,10 +60,25 @@ static void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	}
 }
 
+static u8 usnic_rel_sqe_pkt_type(u8 opcode)
+{
+	switch (opcode) {
+	case USNIC_REL_OP_SEND:
+		return USNIC_REL_PKT_DATA;
+	case USNIC_REL_OP_PUT:
+		return USNIC_REL_PKT_PUT;
+	case USNIC_REL_OP_GET:
+		return USNIC_REL_PKT_GET_REQ;
+	default:
+		return USNIC_REL_PKT_ATOMIC_REQ;
+	}
+}
+
 /*
- * Put the next packet of the parked message on the wire. Returns 0 when the
- * message is all sent, -ENOSPC when the window is full, or the completion
- * status of a send that cannot go out.
+ * Put the next packet of the parked send on the wire: a message or PUT
+ * fragment, or a GET or atomic request. Returns 0 when the send is all out,
+ * -ENOSPC when the window is full, or the completion status of a send that
+ * cannot go out.
  */
 static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 				 struct usnic_rel_peer *peer, unsigned int chan,
@@ -72,14 +87,21 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	const struct usnic_rel_sqe *sqe = &cur->sqe;
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
-	u32 frag = min(sqe->len - cur->sent, ep->mtu[chan]);
-	size_t hlen = usnic_rel_wire_hdr_len(USNIC_REL_PKT_DATA);
+	u8 type = usnic_rel_sqe_pkt_type(sqe->opcode);
+	bool has_payload = type == USNIC_REL_PKT_DATA || type == USNIC_REL_PKT_PUT;
+	size_t hlen = usnic_rel_wire_hdr_len(type);
+	u32 frag = 0, advance = sqe->len;
 	struct usnic_rel_txbuf *b;
 	struct usnic_rel_pkt pkt;
 	const u8 *payload;
 	int ret = 0;
 	u32 seq;
 
+	if (has_payload) {
+		frag = min(sqe->len - cur->sent,
+			   usnic_rel_rdma_frag_max(ep, chan, type));
+		advance = frag;
+	}
 	b = usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
@@ -88,9 +110,13 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	else
 		payload = ep->staging + sqe->staging_off;
 	/* Userspace may scribble on staging meanwhile; only its own data suffers. */
-	memcpy(b->data + hlen, payload + cur->sent, frag);
+	if (frag)
+		memcpy(b->data + hlen, payload + cur->sent, frag);
 
 	spin_lock_bh(&conn->lock);
+	/* The target refused a PUT early, or the peer died: all said. */
+	if (usnic_rel_rdma_finished(cur))
+		goto unlock;
 	if (conn->state != USNIC_REL_CONN_ACTIVE) {
 		ret = conn->state == USNIC_REL_CONN_DEAD ? -EHOSTUNREACH : -EINVAL;
 		goto unlock;
@@ -99,19 +125,24 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	if (!cur->sent)
-		cur->msg_id = seq;
-	usnic_rel_pkt_init(ep, peer, &pkt, USNIC_REL_PKT_DATA, chan);
+	usnic_rel_pkt_init(ep, peer, &pkt, type, chan);
 	pkt.seq = seq;
 	pkt.payload_len = frag;
-	pkt.data.msg_id = cur->msg_id;
-	pkt.data.frag_offset = cur->sent;
-	pkt.data.msg_len = sqe->len;
-	pkt.data.imm = sqe->imm;
+	if (type == USNIC_REL_PKT_DATA) {
+		if (!cur->sent)
+			cur->msg_id = seq;
+		pkt.data.msg_id = cur->msg_id;
+		pkt.data.frag_offset = cur->sent;
+		pkt.data.msg_len = sqe->len;
+		pkt.data.imm = sqe->imm;
+	} else {
+		usnic_rel_rdma_fill_request(peer, chan, cur, &pkt, advance);
+	}
 	usnic_rel_ack_fill(peer, chan, &pkt);
 	usnic_rel_wire_build(b->data, hlen, &pkt);
-	cur->sent += frag;
-	if (cur->sent == sqe->len) {
+	cur->sent += advance;
+	/* A message completes once acknowledged; one-sided ops by their answer. */
+	if (type == USNIC_REL_PKT_DATA && cur->sent == sqe->len) {
 		b->completes = true;
 		memset(&b->cqe, 0, sizeof(b->cqe));
 		b->cqe.user_ctx = sqe->user_ctx;
@@ -150,7 +181,8 @@ static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
 	peer = xa_load(&ep->peers, cur->sqe.peer);
 	rcu_read_unlock();
 	if (!peer)
-		return -EINVAL;
+		/* Its removal completed an op already handed over. */
+		return usnic_rel_rdma_finished(cur) ? 0 : -EINVAL;
 	do {
 		ret = usnic_rel_send_packet(ep, peer, chan, cur);
 	} while (ret == -EAGAIN);
@@ -224,6 +256,13 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 				continue;
 			}
 			cur->sent = 0;
+			if (cur->sqe.opcode != USNIC_REL_OP_SEND) {
+				ret = usnic_rel_rdma_start(ep, cur);
+				if (ret) {
+					usnic_rel_send_fail(ep, chan, &cur->sqe, ret);
+					continue;
+				}
+			}
 			cur->active = true;
 		}
 		ret = usnic_rel_send_msg(ep, chan, cur);
@@ -236,6 +275,7 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 			if (ret == -EINVAL)
 				usnic_rel_count(ep, USNIC_REL_CNT_BAD_SQE, 1);
 			usnic_rel_send_fail(ep, chan, &cur->sqe, ret);
+			usnic_rel_rdma_cur_drop(cur);
 		}
 		cond_resched();
 	}
@@ -374,6 +414,7 @@ void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 			more |= usnic_rel_retransmit(ep, peer, chan);
 		cond_resched();
 	} while (more);
+	usnic_rel_rdma_respond(ep, peer);
 	if (READ_ONCE(ep->sq_blocked))
 		usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
 	usnic_rel_rx_backlog(ep, peer);

@@ -64,6 +64,9 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 		conn->state = USNIC_REL_CONN_DEAD;
 		usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
 		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+		/* A send parked on the full window fails now, not at the next doorbell. */
+		if (READ_ONCE(ep->sq_blocked))
+			usnic_rel_tx_work_kick(peer);
 		goto out;
 	}
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {

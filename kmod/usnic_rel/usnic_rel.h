@@ -28,6 +28,8 @@
 #include <linux/xarray.h>
 #include <linux/hashtable.h>
 #include <linux/atomic.h>
+#include <linux/refcount.h>
+#include <linux/workqueue.h>
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
@@ -42,6 +44,9 @@ extern unsigned int usnic_rel_rto_max_us;
 extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
+
+/* Deferred work that may sleep and must finish before the module goes. */
+extern struct workqueue_struct *usnic_rel_wq;
 
 /* Root of /sys/kernel/debug/usnic_rel, or an error pointer when debugfs is off. */
 extern struct dentry *usnic_rel_debugfs_root;
@@ -124,6 +129,7 @@ struct usnic_rel_sq_cur {
 	bool active;
 	u32 sent;			/* bytes already given a sequence number */
 	u32 msg_id;
+	struct usnic_rel_rdma_op *op;	/* one-sided: its completion's record */
 	struct usnic_rel_sqe sqe;
 };
 
@@ -168,8 +174,16 @@ struct usnic_rel_ep {
 	struct usnic_rel_fault fault;	/* fault.c */
 };
 
-/* A memory registration. */
+/*
+ * A memory registration. Peers reach it by rkey from softirq context: it is
+ * found in ctx->mrs under RCU and pinned with @ref; the last reference
+ * unpins the pages from a work item (that may sleep) and frees the
+ * structure after a grace period.
+ */
 struct usnic_rel_mr {
+	refcount_t ref;
+	struct rcu_head rcu;
+	struct work_struct free_work;
 	u64 addr;
 	u64 length;
 	u32 access;
@@ -235,8 +249,16 @@ struct usnic_rel_peer *usnic_rel_peer_lookup_v6(struct usnic_rel_ep *ep,
 int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *arg);
 int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u32 rkey);
 void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx);
+struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ctx *ctx, u64 rkey);
+void usnic_rel_mr_put(struct usnic_rel_mr *mr, bool can_sleep);
+void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
+		       bool to_mr);
+int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
+			u64 operand, u64 compare, u64 *old);
 
 /* send.c */
+void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		    const void *buf, size_t len);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 
@@ -250,6 +272,20 @@ void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			struct usnic_rel_pkt *pkt, u8 type, unsigned int chan);
 size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   unsigned int chan, void *buf, size_t size);
+
+/* rdma.c */
+int usnic_rel_rdma_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
+			     const struct usnic_rel_sqe *sqe);
+int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur);
+bool usnic_rel_rdma_finished(struct usnic_rel_sq_cur *cur);
+void usnic_rel_rdma_cur_drop(struct usnic_rel_sq_cur *cur);
+u32 usnic_rel_rdma_frag_max(struct usnic_rel_ep *ep, unsigned int chan, u8 type);
+void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
+				 struct usnic_rel_sq_cur *cur,
+				 struct usnic_rel_pkt *pkt, u32 frag);
+int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		      const struct usnic_rel_pkt *pkt);
+void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 
 /* receive.c */
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);

@@ -343,12 +343,23 @@ static void test_limits(struct urel_device *dev)
 	URT_CHECK_EQ(urel_ep_destroy(ep), 0);
 }
 
+/* Wait for the completion of the one op outstanding; returns its status. */
+static int one_op(struct urel_device *dev, struct urel_ep *ep, void *context, int opcode)
+{
+	struct urel_completion c;
+
+	if (urt_poll_n(dev, ep, &c, 1, 5000) != 1)
+		return -ETIME;
+	URT_CHECK(c.context == context);
+	URT_CHECK_EQ(c.opcode, opcode);
+	return c.status;
+}
+
 /*
- * One-sided operations. The module does not implement them yet and answers
- * each with an error completion, -EOPNOTSUPP. TIGHTEN when the kernel
- * implements RDMA: expect status 0 and check the target memory, the get's
- * bytes and the atomics' old values, and -EACCES/-EINVAL style statuses for a
- * deregistered rkey.
+ * One-sided operations on the endpoint's own memory (through its loopback
+ * peer): results, old values, and the statuses of a deregistered rkey and
+ * an out-of-bounds offset, which leave the memory alone. vm_rdma covers two
+ * processes.
  */
 static void test_rdma(struct urel_device *dev)
 {
@@ -361,10 +372,8 @@ static void test_rdma(struct urel_device *dev)
 	struct urel_atomic cas = { .op = UREL_ATOMIC_CAS, .size = 4, .operand = 1, .compare = 0 };
 	struct urel_atomic swap = { .op = UREL_ATOMIC_SWAP, .size = 8, .operand = 9 };
 	struct urel_atomic bad = fadd;
-	struct urel_completion c[8];
 	struct urel_mr *mr, *gone;
 	uint32_t rkey, stale;
-	int n;
 
 	memset(target, 0, 4096);
 	URT_CHECK_EQ(urel_mr_reg(dev, target, 4096, 0x10, &mr), -EINVAL);
@@ -389,29 +398,40 @@ static void test_rdma(struct urel_device *dev)
 		URT_CHECK_EQ(errno, EINVAL);
 	}
 
+	/* One at a time: puts and gets travel on different channels. */
 	URT_CHECK_EQ(urel_ep_put(ep, me, "hello", 5, rkey, 0, (void *)1, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)1, UREL_OP_PUT), 0);
+	URT_CHECK(!memcmp(target, "hello", 5));
 	URT_CHECK_EQ(urel_ep_put(ep, me, target, 1000, rkey, 8, (void *)2, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)2, UREL_OP_PUT), 0);
+	URT_CHECK(!memcmp((char *)target + 8, "hello", 5));
 	URT_CHECK_EQ(urel_ep_get(ep, me, got, 16, rkey, 0, (void *)3, 0), 0);
-	URT_CHECK_EQ(urel_ep_atomic(ep, me, &fadd, rkey, 0, (void *)4, 0), 0);
-	URT_CHECK_EQ(urel_ep_atomic(ep, me, &cas, rkey, 4, (void *)5, 0), 0);
-	URT_CHECK_EQ(urel_ep_atomic(ep, me, &swap, rkey, 8, (void *)6, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)3, UREL_OP_GET), 0);
+	URT_CHECK(!memcmp(got, target, 16));
+	target[100] = 10;
+	URT_CHECK_EQ(urel_ep_atomic(ep, me, &fadd, rkey, 800, (void *)4, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)4, UREL_OP_ATOMIC), 0);
+	URT_CHECK_EQ(old, 10);
+	URT_CHECK_EQ(target[100], 15);
+	URT_CHECK_EQ(urel_ep_atomic(ep, me, &cas, rkey, 808, (void *)5, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)5, UREL_OP_ATOMIC), 0);
+	URT_CHECK_EQ(((uint32_t *)target)[202], 1);
+	URT_CHECK_EQ(urel_ep_atomic(ep, me, &swap, rkey, 816, (void *)6, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)6, UREL_OP_ATOMIC), 0);
+	URT_CHECK_EQ(target[102], 9);
+	/* Refused: nothing moves, nothing is delivered. */
+	memset(got, 0, sizeof(got));
+	old = 0xdead;
 	URT_CHECK_EQ(urel_ep_put(ep, me, "x", 1, stale, 0, (void *)7, 0), 0);
-	n = urt_poll_n(dev, ep, c, 7, 2000);
-	URT_CHECK_EQ(n, 7);
-	for (int i = 0; i < n; i++) {
-		uintptr_t id = (uintptr_t)c[i].context;
-
-		URT_CHECK(id >= 1 && id <= 7);
-		URT_CHECK_EQ(c[i].opcode, id <= 2 || id == 7 ? UREL_OP_PUT
-					  : id == 3	     ? UREL_OP_GET
-							     : UREL_OP_ATOMIC);
-		/* TIGHTEN: 0 (and -EACCES-like for id 7) once the module does RDMA. */
-		URT_CHECK_EQ(c[i].status, -EOPNOTSUPP);
-	}
-	/* Failed operations deliver nothing. */
-	URT_CHECK_EQ(old, 0xdead);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)7, UREL_OP_PUT), -ENOKEY);
+	URT_CHECK_EQ(urel_ep_get(ep, me, got, 16, rkey, 4090, (void *)8, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)8, UREL_OP_GET), -ERANGE);
 	URT_CHECK_EQ(got[0], 0);
-	URT_CHECK_EQ(target[0], 0);
+	URT_CHECK_EQ(urel_ep_atomic(ep, me, &fadd, stale, 0, (void *)9, 0), 0);
+	URT_CHECK_EQ(one_op(dev, ep, (void *)9, UREL_OP_ATOMIC), -ENOKEY);
+	URT_CHECK_EQ(old, 0xdead);
+	URT_CHECK_EQ(target[100], 15);
+	URT_CHECK(!memcmp(target, "hello", 5));
 
 	URT_CHECK_EQ(urel_ep_put(ep, me, NULL, 5, rkey, 0, NULL, 0), -EINVAL);
 	URT_CHECK_EQ(urel_ep_put(ep, me, "x", 0, rkey, 0, NULL, 0), -EINVAL);

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * usnic_rel: emulated RDMA. PUT, GET and atomics travel as sequenced packets
+ * of a channel, so they inherit its reliability and ordering. The target's
+ * kernel executes each request as it is delivered in order, in the receive
+ * path, against the memory registration its rkey names: the target process
+ * takes no part. Every request gets exactly one final answer (a PUT's
+ * STATUS, a GET's last GET_RESP, an ATOMIC_RESP, or an error STATUS), queued
+ * per channel in request order and sent by the connection's work item. So
+ * at the origin, a response can only be for the oldest operation of its
+ * channel: anything else is forged and dropped.
+ *
+ * A PUT completes at the origin when the target says it was applied, a GET
+ * when its last byte landed in the staging area, an atomic when the old
+ * value came back: all remote completions.
+ */
+#include <linux/slab.h>
+
+#include "conn.h"
+#include "rdma_check.h"
+#include "usnic_rel.h"
+#include "wire.h"
+
+/* SQE checks of the one-sided opcodes; returns 0 or the completion status. */
+int usnic_rel_rdma_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
+			     const struct usnic_rel_sqe *sqe)
+{
+	return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
+}
+
+/* Payload bytes of one packet of @type on @chan: its header may be longer. */
+u32 usnic_rel_rdma_frag_max(struct usnic_rel_ep *ep, unsigned int chan, u8 type)
+{
+	return ep->mtu[chan] + usnic_rel_wire_hdr_len(USNIC_REL_PKT_DATA) -
+	       usnic_rel_wire_hdr_len(type);
+}
+
+static u8 usnic_rel_rdma_req_type(u8 opcode)
+{
+	switch (opcode) {
+	case USNIC_REL_OP_PUT:
+		return USNIC_REL_PKT_PUT;
+	case USNIC_REL_OP_GET:
+		return USNIC_REL_PKT_GET_REQ;
+	default:
+		return USNIC_REL_PKT_ATOMIC_REQ;
+	}
+}
+
+/* The send path takes a checked one-sided SQE: give it its record. */
+int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur)
+{
+	const struct usnic_rel_sqe *sqe = &cur->sqe;
+	struct usnic_rel_rdma_op *op;
+
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	if (!op)
+		return -ENOMEM;
+	op->req_type = usnic_rel_rdma_req_type(sqe->opcode);
+	op->in_sq = true;
+	op->len = sqe->len;
+	op->staging_off = sqe->staging_off;
+	op->cqe.user_ctx = sqe->user_ctx;
+	op->cqe.peer = sqe->peer;
+	op->cqe.opcode = sqe->opcode;
+	cur->op = op;
+	usnic_rel_count(ep, USNIC_REL_CNT_RDMA_STARTED, 1);
+	return 0;
+}
+
+/*
+ * True when the connection already completed the op the send path holds
+ * (an early error STATUS, the peer's death or reset): stop sending it, post
+ * nothing. Caller holds conn->lock, or the peer is gone.
+ */
+bool usnic_rel_rdma_finished(struct usnic_rel_sq_cur *cur)
+{
+	if (!cur->op || !cur->op->done)
+		return false;
+	kfree(cur->op);
+	cur->op = NULL;
+	return true;
+}
+
+/* The send path completes the op itself (it never went out): forget it. */
+void usnic_rel_rdma_cur_drop(struct usnic_rel_sq_cur *cur)
+{
+	kfree(cur->op);
+	cur->op = NULL;
+}
+
+/*
+ * Fill the type header of the next request packet (sequence already in
+ * pkt->seq) and hand the op to the connection once its last packet is
+ * numbered. Caller holds conn->lock.
+ */
+void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
+				 struct usnic_rel_sq_cur *cur,
+				 struct usnic_rel_pkt *pkt, u32 frag)
+{
+	const struct usnic_rel_sqe *sqe = &cur->sqe;
+	struct usnic_rel_rdma_op *op = cur->op;
+
+	if (!op->linked) {
+		op->op_id = pkt->seq;
+		op->cqe.channel = chan;
+		op->linked = true;
+		list_add_tail(&op->node, &peer->conn.chan[chan].ops);
+	}
+	switch (op->req_type) {
+	case USNIC_REL_PKT_PUT:
+		pkt->put.rkey = sqe->rkey;
+		pkt->put.offset = sqe->remote_off + cur->sent;
+		pkt->put.op_id = op->op_id;
+		pkt->put.frag_offset = cur->sent;
+		pkt->put.op_len = sqe->len;
+		break;
+	case USNIC_REL_PKT_GET_REQ:
+		pkt->get_req.rkey = sqe->rkey;
+		pkt->get_req.offset = sqe->remote_off;
+		pkt->get_req.op_id = op->op_id;
+		pkt->get_req.length = sqe->len;
+		break;
+	default:
+		pkt->atomic_req.rkey = sqe->rkey;
+		pkt->atomic_req.offset = sqe->remote_off;
+		pkt->atomic_req.op_id = op->op_id;
+		pkt->atomic_req.op = sqe->atomic.atomic_op;
+		pkt->atomic_req.size = sqe->atomic.atomic_size;
+		if (sqe->atomic.atomic_op == USNIC_REL_ATOMIC_FADD) {
+			pkt->atomic_req.operand = sqe->atomic.operand[0];
+		} else {
+			pkt->atomic_req.operand = sqe->atomic.operand[1];
+			pkt->atomic_req.compare = sqe->atomic.operand[0];
+		}
+		break;
+	}
+	if (cur->sent + frag == sqe->len) {
+		/* From now on only the connection completes it. */
+		op->in_sq = false;
+		cur->op = NULL;
+	}
+}
+
+/* What an origin sees of the target's refusal. */
+static int usnic_rel_rdma_errno(u16 status)
+{
+	switch (status) {
+	case USNIC_REL_ST_OK:
+		return 0;
+	case USNIC_REL_ST_BAD_RKEY:
+		return -ENOKEY;
+	case USNIC_REL_ST_OUT_OF_BOUNDS:
+		return -ERANGE;
+	case USNIC_REL_ST_ACCESS:
+		return -EPERM;
+	case USNIC_REL_ST_UNALIGNED:
+		return -EINVAL;
+	default:
+		return -ENOMEM;
+	}
+}
+
+/* Complete @op in the CQ slot its SQE reserved. Caller holds conn->lock. */
+static void usnic_rel_rdma_complete(struct usnic_rel_ep *ep,
+				    struct usnic_rel_rdma_op *op, int status)
+{
+	list_del(&op->node);
+	op->linked = false;
+	op->cqe.status = status;
+	op->cqe.len = status ? 0 : op->len;
+	if (status)
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_FAILED, 1);
+	spin_lock(&ep->rx_lock);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, &op->cqe);
+	spin_unlock(&ep->rx_lock);
+	wake_up_interruptible(&ep->ctx->wq);
+	if (op->in_sq)
+		op->done = true;
+	else
+		kfree(op);
+}
+
+/* A response from the target: it answers the oldest op of its channel. */
+static void usnic_rel_rdma_rx_response(struct usnic_rel_ep *ep,
+				       struct usnic_rel_chan_conn *c,
+				       const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rdma_op *op;
+
+	op = list_first_entry_or_null(&c->ops, struct usnic_rel_rdma_op, node);
+	if (!op)
+		goto forged;
+	switch (pkt->type) {
+	case USNIC_REL_PKT_GET_RESP:
+		if (op->req_type != USNIC_REL_PKT_GET_REQ ||
+		    op->op_id != pkt->get_resp.op_id ||
+		    op->len != pkt->get_resp.op_len ||
+		    op->received != pkt->get_resp.frag_offset)
+			goto forged;
+		/* staging_off + len was checked against the staging size. */
+		memcpy(ep->staging + op->staging_off + op->received,
+		       pkt->payload, pkt->payload_len);
+		op->received += pkt->payload_len;
+		if (op->received == op->len)
+			usnic_rel_rdma_complete(ep, op, 0);
+		return;
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		if (op->req_type != USNIC_REL_PKT_ATOMIC_REQ ||
+		    op->op_id != pkt->atomic_resp.op_id)
+			goto forged;
+		op->cqe.imm = pkt->atomic_resp.old;
+		usnic_rel_rdma_complete(ep, op, 0);
+		return;
+	default:
+		/* The parser let OK through only for a PUT. */
+		if (op->req_type != pkt->status.req_type ||
+		    op->op_id != pkt->status.op_id)
+			goto forged;
+		usnic_rel_rdma_complete(ep, op,
+					usnic_rel_rdma_errno(pkt->status.status));
+		return;
+	}
+forged:
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+}
+
+/*
+ * Find the registration a request names and check its rights and range.
+ * Returns a wire status; on USNIC_REL_ST_OK *@mrp holds a reference.
+ */
+static u16 usnic_rel_rdma_access(struct usnic_rel_ep *ep, u64 rkey, u64 offset,
+				 u64 len, u32 access, struct usnic_rel_mr **mrp)
+{
+	struct usnic_rel_mr *mr = usnic_rel_mr_lookup(ep->ctx, rkey);
+	u16 st;
+
+	if (!mr) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_BAD_RKEY, 1);
+		return USNIC_REL_ST_BAD_RKEY;
+	}
+	st = usnic_rel_rdma_range_status(mr->access, mr->length, access,
+					 offset, len);
+	if (st) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_REFUSED, 1);
+		usnic_rel_mr_put(mr, false);
+		return st;
+	}
+	*mrp = mr;
+	return st;
+}
+
+/*
+ * A response slot for the answer to a request, or NULL when the channel owes
+ * too many already: the request is then not taken (not acknowledged) and
+ * comes again. Caller holds conn->lock.
+ */
+static struct usnic_rel_rdma_resp *
+usnic_rel_rdma_resp_alloc(struct usnic_rel_ep *ep, struct usnic_rel_chan_conn *c)
+{
+	struct usnic_rel_rdma_resp *r = NULL;
+
+	if (c->nr_resps < c->tx.size)
+		r = kzalloc(sizeof(*r), GFP_ATOMIC);
+	if (!r)
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_BUSY, 1);
+	return r;
+}
+
+static void usnic_rel_rdma_resp_queue(struct usnic_rel_peer *peer,
+				      struct usnic_rel_chan_conn *c,
+				      struct usnic_rel_rdma_resp *r)
+{
+	list_add_tail(&r->node, &c->resps);
+	c->nr_resps++;
+	usnic_rel_tx_work_kick(peer);
+}
+
+static void usnic_rel_rdma_status(struct usnic_rel_rdma_resp *r, u32 op_id,
+				  u8 req_type, u16 status)
+{
+	r->type = USNIC_REL_PKT_STATUS;
+	r->op_id = op_id;
+	r->req_type = req_type;
+	r->status = status;
+}
+
+/* One fragment of a PUT: 0, or -EBUSY when it must come again. */
+static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer,
+				 struct usnic_rel_chan_conn *c,
+				 const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rx_put *put = &c->put;
+	struct usnic_rel_rdma_resp *r = NULL;
+	struct usnic_rel_mr *mr = NULL;
+	bool last;
+	u16 st;
+
+	if (!pkt->put.frag_offset) {
+		put->active = true;
+		put->failed = false;
+		put->op_id = pkt->put.op_id;
+		put->op_len = pkt->put.op_len;
+		put->next = 0;
+	} else if (!put->active || put->op_id != pkt->put.op_id ||
+		   put->op_len != pkt->put.op_len ||
+		   put->next != pkt->put.frag_offset) {
+		/* In-order delivery makes fragments contiguous: forged. */
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+		return 0;
+	}
+	last = pkt->put.frag_offset + pkt->payload_len == pkt->put.op_len;
+	if (put->failed) {
+		/* Refused already: the origin heard it and stops sending. */
+		put->next += pkt->payload_len;
+		put->active = !last;
+		return 0;
+	}
+	/*
+	 * The first fragment checks the whole operation, so that a refused
+	 * PUT writes nothing; the others check themselves, as the memory may
+	 * be deregistered meanwhile.
+	 */
+	st = usnic_rel_rdma_access(ep, pkt->put.rkey, pkt->put.offset,
+				   pkt->put.frag_offset ? pkt->payload_len :
+				   pkt->put.op_len,
+				   USNIC_REL_ACCESS_REMOTE_WRITE, &mr);
+	if (st || last) {
+		r = usnic_rel_rdma_resp_alloc(ep, c);
+		if (!r) {
+			if (mr)
+				usnic_rel_mr_put(mr, false);
+			return -EBUSY;
+		}
+		usnic_rel_rdma_status(r, put->op_id, USNIC_REL_PKT_PUT, st);
+	}
+	if (mr) {
+		usnic_rel_mr_copy(mr, pkt->put.offset, (void *)pkt->payload,
+				  pkt->payload_len, true);
+		usnic_rel_mr_put(mr, false);
+	}
+	put->next += pkt->payload_len;
+	put->failed = st != USNIC_REL_ST_OK;
+	put->active = !last;
+	if (last && !st)
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_SERVED, 1);
+	if (r)
+		usnic_rel_rdma_resp_queue(peer, c, r);
+	return 0;
+}
+
+static int usnic_rel_rdma_rx_get(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer,
+				 struct usnic_rel_chan_conn *c,
+				 const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rdma_resp *r = usnic_rel_rdma_resp_alloc(ep, c);
+	struct usnic_rel_mr *mr = NULL;
+	u16 st;
+
+	if (!r)
+		return -EBUSY;
+	st = usnic_rel_rdma_access(ep, pkt->get_req.rkey, pkt->get_req.offset,
+				   pkt->get_req.length,
+				   USNIC_REL_ACCESS_REMOTE_READ, &mr);
+	if (st) {
+		usnic_rel_rdma_status(r, pkt->get_req.op_id,
+				      USNIC_REL_PKT_GET_REQ, st);
+	} else {
+		/* Read when sent: the bytes are those of that moment. */
+		r->type = USNIC_REL_PKT_GET_RESP;
+		r->op_id = pkt->get_req.op_id;
+		r->mr = mr;
+		r->offset = pkt->get_req.offset;
+		r->len = pkt->get_req.length;
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_SERVED, 1);
+	}
+	usnic_rel_rdma_resp_queue(peer, c, r);
+	return 0;
+}
+
+static int usnic_rel_rdma_rx_atomic(struct usnic_rel_ep *ep,
+				    struct usnic_rel_peer *peer,
+				    struct usnic_rel_chan_conn *c,
+				    const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rdma_resp *r = usnic_rel_rdma_resp_alloc(ep, c);
+	struct usnic_rel_mr *mr = NULL;
+	u16 st;
+
+	/* Not idempotent: the answer's slot is taken before it runs. */
+	if (!r)
+		return -EBUSY;
+	st = usnic_rel_rdma_access(ep, pkt->atomic_req.rkey,
+				   pkt->atomic_req.offset, pkt->atomic_req.size,
+				   USNIC_REL_ACCESS_REMOTE_ATOMIC, &mr);
+	if (!st) {
+		if (usnic_rel_mr_atomic(mr, pkt->atomic_req.offset,
+					pkt->atomic_req.op, pkt->atomic_req.size,
+					pkt->atomic_req.operand,
+					pkt->atomic_req.compare, &r->old)) {
+			st = USNIC_REL_ST_UNALIGNED;
+			usnic_rel_count(ep, USNIC_REL_CNT_RDMA_REFUSED, 1);
+		}
+		usnic_rel_mr_put(mr, false);
+	}
+	if (st) {
+		usnic_rel_rdma_status(r, pkt->atomic_req.op_id,
+				      USNIC_REL_PKT_ATOMIC_REQ, st);
+	} else {
+		r->type = USNIC_REL_PKT_ATOMIC_RESP;
+		r->op_id = pkt->atomic_req.op_id;
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_SERVED, 1);
+	}
+	usnic_rel_rdma_resp_queue(peer, c, r);
+	return 0;
+}
+
+/*
+ * A one-sided packet delivered in order. Returns 0 when it was consumed, or
+ * -EBUSY when the channel owes too many answers and it must come again.
+ * Caller holds conn->lock.
+ */
+int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+		      const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
+
+	switch (pkt->type) {
+	case USNIC_REL_PKT_PUT:
+		return usnic_rel_rdma_rx_put(ep, peer, c, pkt);
+	case USNIC_REL_PKT_GET_REQ:
+		return usnic_rel_rdma_rx_get(ep, peer, c, pkt);
+	case USNIC_REL_PKT_ATOMIC_REQ:
+		return usnic_rel_rdma_rx_atomic(ep, peer, c, pkt);
+	default:
+		usnic_rel_rdma_rx_response(ep, c, pkt);
+		return 0;
+	}
+}
+
+static void usnic_rel_rdma_resp_free(struct usnic_rel_chan_conn *c,
+				     struct usnic_rel_rdma_resp *r)
+{
+	list_del(&r->node);
+	c->nr_resps--;
+	if (r->mr)
+		usnic_rel_mr_put(r->mr, false);
+	kfree(r);
+}
+
+/* Bytes the oldest answer of @c needs in its next packet. */
+static u32 usnic_rel_rdma_resp_frag(struct usnic_rel_ep *ep, unsigned int chan,
+				    const struct usnic_rel_rdma_resp *r)
+{
+	if (r->type != USNIC_REL_PKT_GET_RESP)
+		return 0;
+	return min(r->len - r->sent,
+		   usnic_rel_rdma_frag_max(ep, chan, USNIC_REL_PKT_GET_RESP));
+}
+
+/*
+ * Put the next packet of the oldest answer owed on @chan on the wire.
+ * Returns true when it sent one. Caller holds tx_lock.
+ */
+static bool usnic_rel_rdma_send_resp(struct usnic_rel_ep *ep,
+				     struct usnic_rel_peer *peer,
+				     unsigned int chan)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_txbuf *b = NULL;
+	struct usnic_rel_rdma_resp *r;
+	struct usnic_rel_pkt pkt;
+	u32 room = 0, frag, seq;
+	size_t hlen;
+
+again:
+	spin_lock_bh(&conn->lock);
+	r = list_first_entry_or_null(&c->resps, struct usnic_rel_rdma_resp,
+				     node);
+	if (conn->state != USNIC_REL_CONN_ACTIVE || !r ||
+	    usnic_rel_txwin_full(&c->tx)) {
+		spin_unlock_bh(&conn->lock);
+		usnic_rel_txbuf_put(b);
+		return false;
+	}
+	hlen = usnic_rel_wire_hdr_len(r->type);
+	frag = usnic_rel_rdma_resp_frag(ep, chan, r);
+	if (hlen + frag > room) {
+		/* Allocate where we may sleep, then look again. */
+		spin_unlock_bh(&conn->lock);
+		usnic_rel_txbuf_put(b);
+		room = hlen + frag;
+		b = usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
+		if (!b)
+			return false;
+		goto again;
+	}
+	b->len = hlen + frag;
+	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
+		spin_unlock_bh(&conn->lock);
+		usnic_rel_txbuf_put(b);
+		return false;
+	}
+	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
+	pkt.seq = seq;
+	pkt.payload_len = frag;
+	switch (r->type) {
+	case USNIC_REL_PKT_GET_RESP:
+		pkt.get_resp.op_id = r->op_id;
+		pkt.get_resp.frag_offset = r->sent;
+		pkt.get_resp.op_len = r->len;
+		usnic_rel_mr_copy(r->mr, r->offset + r->sent, b->data + hlen,
+				  frag, false);
+		break;
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		pkt.atomic_resp.op_id = r->op_id;
+		pkt.atomic_resp.old = r->old;
+		break;
+	default:
+		pkt.status.op_id = r->op_id;
+		pkt.status.status = r->status;
+		pkt.status.req_type = r->req_type;
+		break;
+	}
+	usnic_rel_ack_fill(peer, chan, &pkt);
+	usnic_rel_wire_build(b->data, hlen, &pkt);
+	r->sent += frag;
+	if (r->sent == r->len)
+		usnic_rel_rdma_resp_free(c, r);
+	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	refcount_inc(&b->ref);
+	usnic_rel_rtx_timer_arm(peer, false);
+	spin_unlock_bh(&conn->lock);
+
+	usnic_rel_xmit(ep, peer, b->data, b->len);
+	usnic_rel_txbuf_put(b);
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
+	return true;
+}
+
+/*
+ * Send the answers owed to @peer, command channel first, until none is left
+ * or a window is full (an ACK making room runs this again). Caller holds
+ * tx_lock.
+ */
+void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
+{
+	unsigned int chan;
+
+	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		while (usnic_rel_rdma_send_resp(ep, peer, chan))
+			cond_resched();
+	}
+}
+
+bool usnic_rel_rdma_resp_pending(const struct usnic_rel_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (!list_empty(&conn->chan[i].resps))
+			return true;
+	return false;
+}
+
+/*
+ * The connection ended (peer dead, reset or removed): complete every op with
+ * @status and forget the answers owed. Caller holds conn->lock.
+ */
+void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,
+			      struct usnic_rel_chan_conn *c, int status)
+{
+	struct usnic_rel_rdma_resp *r, *rn;
+	struct usnic_rel_rdma_op *op, *on;
+
+	list_for_each_entry_safe(op, on, &c->ops, node)
+		usnic_rel_rdma_complete(ep, op, status);
+	list_for_each_entry_safe(r, rn, &c->resps, node)
+		usnic_rel_rdma_resp_free(c, r);
+	memset(&c->put, 0, sizeof(c->put));
+}
+
+/* Endpoint teardown: nothing is posted any more, just free. */
+void usnic_rel_rdma_free_chan(struct usnic_rel_chan_conn *c)
+{
+	struct usnic_rel_rdma_resp *r, *rn;
+	struct usnic_rel_rdma_op *op, *on;
+
+	list_for_each_entry_safe(op, on, &c->ops, node) {
+		list_del(&op->node);
+		op->linked = false;
+		/* The endpoint frees what its send path still holds. */
+		if (op->in_sq)
+			op->done = true;
+		else
+			kfree(op);
+	}
+	list_for_each_entry_safe(r, rn, &c->resps, node)
+		usnic_rel_rdma_resp_free(c, r);
+}
