@@ -57,11 +57,12 @@ $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
 
-# Benchmark programs (bench/): plain C11, no sanitizers, optimized.
+# Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
+# urel_* ones link the static library.
 bench-bins: $(BENCH_BINS)
-$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libusnicrel.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a -lpthread
 
 # The module for KDIR (default: the running kernel, else Debian's stock headers).
 module:

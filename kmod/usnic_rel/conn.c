@@ -201,7 +201,10 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		c->ack_pending = false;
 		c->retx_pending = false;
 		c->retx_all = false;
+		c->retx_probe = false;
 	}
+	conn->probe_armed = false;
+	conn->probe_sent = false;
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
 	wake_up_interruptible(&ep->ctx->wq);

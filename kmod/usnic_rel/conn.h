@@ -107,6 +107,7 @@ struct usnic_rel_chan_conn {
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
+	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */
 	u64 retx_fast;			/* packets resent: fast retransmit */
 };
@@ -124,6 +125,8 @@ struct usnic_rel_conn {
 	u32 remote_incarnation;		/* 0 until heard from */
 	u32 prev_incarnation;		/* the one before a restart: stale */
 	struct usnic_rel_rto rto;
+	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
+	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
 	struct timer_list rtx_timer;
 	struct hrtimer ack_timer;

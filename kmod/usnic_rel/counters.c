@@ -62,6 +62,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_BAD_RKEY] = "rdma_bad_rkey",
 	[USNIC_REL_CNT_RDMA_REFUSED] = "rdma_refused",
 	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
+	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",
+	[USNIC_REL_CNT_RX_HOLD_FULL] = "rx_hold_full",
 };
 
 /* One endpoint's directory. */

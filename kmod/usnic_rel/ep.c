@@ -51,6 +51,8 @@ static void usnic_rel_ep_release(struct kref *ref)
 		usnic_rel_ring_free(&ep->sq[i]);
 	usnic_rel_ring_free(&ep->cq);
 	usnic_rel_ring_free(&ep->rx_free);
+	/* Every held skb was freed with the peers, and gave its charge back. */
+	WARN_ON_ONCE(atomic_long_read(&ep->rx_held_bytes));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
 	mutex_destroy(&ep->tx_lock);
@@ -278,10 +280,10 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
+	usnic_rel_sysfs_ep_remove(ep);
 	/* No sender is left: drop the one-sided ops parked sends held. */
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		usnic_rel_rdma_cur_drop(&ep->sq_cur[i]);
-	usnic_rel_sysfs_ep_remove(ep);
 	usnic_rel_ep_put(ep);
 }
 

@@ -35,18 +35,6 @@ u32 usnic_rel_rdma_frag_max(struct usnic_rel_ep *ep, unsigned int chan, u8 type)
 	       usnic_rel_wire_hdr_len(type);
 }
 
-static u8 usnic_rel_rdma_req_type(u8 opcode)
-{
-	switch (opcode) {
-	case USNIC_REL_OP_PUT:
-		return USNIC_REL_PKT_PUT;
-	case USNIC_REL_OP_GET:
-		return USNIC_REL_PKT_GET_REQ;
-	default:
-		return USNIC_REL_PKT_ATOMIC_REQ;
-	}
-}
-
 /* The send path takes a checked one-sided SQE: give it its record. */
 int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur)
 {
@@ -56,7 +44,7 @@ int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur)
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return -ENOMEM;
-	op->req_type = usnic_rel_rdma_req_type(sqe->opcode);
+	op->req_type = usnic_rel_sqe_pkt_type(sqe->opcode);
 	op->in_sq = true;
 	op->len = sqe->len;
 	op->staging_off = sqe->staging_off;

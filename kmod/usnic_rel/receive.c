@@ -25,6 +25,47 @@
 #include "trace.h"
 #include "wire.h"
 
+/*
+ * Bytes of received packets an endpoint may hold, out of order or waiting
+ * for buffers. The windows bound the packets per peer and channel, but a
+ * window of jumbo datagrams from many peers adds up: past this, a packet
+ * that would be held is dropped unacknowledged and comes again later.
+ */
+#define USNIC_REL_RX_HOLD_MAX	(32UL << 20)
+
+struct usnic_rel_skb_cb {
+	struct usnic_rel_ep *ep;
+};
+
+static_assert(sizeof(struct usnic_rel_skb_cb) <= sizeof_field(struct sk_buff, cb));
+
+static void usnic_rel_skb_unhold(struct sk_buff *skb)
+{
+	struct usnic_rel_skb_cb *cb = (struct usnic_rel_skb_cb *)skb->cb;
+
+	atomic_long_sub(skb->truesize, &cb->ep->rx_held_bytes);
+}
+
+/*
+ * Charge @skb to the endpoint before keeping it; the charge goes with the
+ * skb, wherever it is freed (every held skb is freed before its endpoint).
+ */
+static bool usnic_rel_skb_hold(struct usnic_rel_ep *ep, struct sk_buff *skb)
+{
+	struct usnic_rel_skb_cb *cb = (struct usnic_rel_skb_cb *)skb->cb;
+
+	if (atomic_long_add_return(skb->truesize, &ep->rx_held_bytes) >
+	    USNIC_REL_RX_HOLD_MAX) {
+		atomic_long_sub(skb->truesize, &ep->rx_held_bytes);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_HOLD_FULL, 1);
+		return false;
+	}
+	skb_orphan(skb);
+	cb->ep = ep;
+	skb->destructor = usnic_rel_skb_unhold;
+	return true;
+}
+
 static struct usnic_rel_peer *usnic_rel_rx_peer(struct usnic_rel_ep *ep,
 						struct sk_buff *skb)
 {
@@ -232,6 +273,8 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 				usnic_rel_rx_need_buffers(ep);
 				return false;
 			}
+			if (!usnic_rel_skb_hold(ep, skb))
+				return false;
 			__skb_queue_tail(&c->backlog, skb);
 			kept = true;
 		} else {
@@ -261,6 +304,9 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			usnic_rel_rx_backlog_chan(ep, peer, pkt->channel);
 		break;
 	case USNIC_REL_RX_OUT_OF_ORDER:
+		/* Dropped unseen: not SACKed, so the sender sends it again. */
+		if (!usnic_rel_skb_hold(ep, skb))
+			return false;
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
 		c->held[usnic_rel_rxwin_slot(&c->rx, pkt->seq)] = skb;
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_OUT_OF_ORDER, 1);

@@ -60,7 +60,8 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	}
 }
 
-static u8 usnic_rel_sqe_pkt_type(u8 opcode)
+/* The packet type that carries an SQE's opcode. */
+u8 usnic_rel_sqe_pkt_type(u8 opcode)
 {
 	switch (opcode) {
 	case USNIC_REL_OP_SEND:
@@ -323,6 +324,28 @@ int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings)
 }
 
 /*
+ * The newest packet in flight not known received, taken for a tail-loss
+ * probe. Caller holds conn->lock.
+ */
+static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *c,
+						    u64 now)
+{
+	u32 seq;
+
+	for (seq = c->tx.next; seq != c->tx.una; seq--) {
+		u32 slot = usnic_rel_txwin_slot(&c->tx, seq - 1);
+		struct usnic_rel_txbuf *b = c->txbuf[slot];
+
+		if (c->tx.slots[slot].sacked || !b)
+			continue;
+		usnic_rel_txwin_retransmitted(&c->tx, seq - 1, now);
+		refcount_inc(&b->ref);
+		return b;
+	}
+	return NULL;
+}
+
+/*
  * Resend what the timer or an ACK found lost on @chan, a batch at a time.
  * Returns true when more is left.
  */
@@ -338,6 +361,15 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	u32 seq, end;
 
 	spin_lock_bh(&conn->lock);
+	if (conn->state == USNIC_REL_CONN_ACTIVE && c->retx_probe &&
+	    !c->retx_all && !c->retx_pending) {
+		struct usnic_rel_txbuf *b = usnic_rel_probe_pick(c, now);
+
+		if (b)
+			batch[n++] = b;
+		usnic_rel_count(ep, USNIC_REL_CNT_RETX_PROBE, n);
+	}
+	c->retx_probe = false;
 	if (conn->state == USNIC_REL_CONN_ACTIVE && (c->retx_all || c->retx_pending)) {
 		end = c->retx_all ? c->tx.next : usnic_rel_txwin_lost_end(&c->tx);
 		seq = c->tx.una;

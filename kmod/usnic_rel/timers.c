@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * usnic_rel: the timers of a connection. One retransmit timer per peer (not
- * per packet) runs the RTO with backoff and declares the peer dead after
- * retry_limit timeouts in a row; one hrtimer bounds how long an ACK may be
+ * per packet) first probes the tail of a flight, then runs the RTO with
+ * backoff and declares the peer dead after retry_limit timeouts in a row;
+ * one hrtimer bounds how long an ACK may be
  * held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
  */
@@ -28,14 +29,30 @@ void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer)
 }
 
 /*
- * Arm the retransmit timer for the current RTO. Without @restart a pending
- * timer is left alone, so that a stream of new packets cannot postpone the
- * retransmission of an old one forever. Caller holds conn->lock.
+ * The tail-loss probe's timeout: long enough for the peer's delayed ACK to
+ * come back (two round trips plus the delay), never longer than the RTO.
+ * Zero when there is no RTT sample to base it on.
+ */
+static u32 usnic_rel_probe_timeout_us(const struct usnic_rel_rto *rto)
+{
+	u64 pto;
+
+	if (!rto->has_sample || rto->backoff)
+		return 0;
+	pto = 2ULL * rto->srtt_us + usnic_rel_ack_delay_us;
+	return min_t(u64, pto, usnic_rel_rto_current_us(rto));
+}
+
+/*
+ * Arm the retransmit timer: first as a tail-loss probe, once per flight,
+ * then for the current RTO. Without @restart a pending timer is left alone,
+ * so that a stream of new packets cannot postpone the retransmission of an
+ * old one forever. Caller holds conn->lock.
  */
 void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
-	unsigned long expires;
+	u32 us = 0;
 
 	if (conn->state != USNIC_REL_CONN_ACTIVE)
 		return;
@@ -45,8 +62,32 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	}
 	if (!restart && timer_pending(&conn->rtx_timer))
 		return;
-	expires = jiffies + usecs_to_jiffies(usnic_rel_rto_current_us(&conn->rto));
-	mod_timer(&conn->rtx_timer, expires);
+	if (!conn->probe_sent)
+		us = usnic_rel_probe_timeout_us(&conn->rto);
+	conn->probe_armed = us != 0;
+	if (!us)
+		us = usnic_rel_rto_current_us(&conn->rto);
+	mod_timer(&conn->rtx_timer, jiffies + usecs_to_jiffies(us));
+}
+
+/*
+ * The probe timer fired: the last packets of a flight, or their ACKs, may
+ * be lost, and nothing sent after them will tell. Resend the newest one:
+ * its ACK (with SACK) tells what is missing, so recovery runs on ACKs
+ * rather than waiting out the RTO. Caller holds conn->lock.
+ */
+static void usnic_rel_probe(struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	int i;
+
+	conn->probe_armed = false;
+	conn->probe_sent = true;
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (usnic_rel_txwin_inflight(&conn->chan[i].tx))
+			conn->chan[i].retx_probe = true;
+	usnic_rel_rtx_timer_arm(peer, true);
+	usnic_rel_tx_work_kick(peer);
 }
 
 static void usnic_rel_rtx_timeout(struct timer_list *t)
@@ -60,6 +101,10 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;
+	if (conn->probe_armed) {
+		usnic_rel_probe(peer);
+		goto out;
+	}
 	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
 		conn->state = USNIC_REL_CONN_DEAD;
 		usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);

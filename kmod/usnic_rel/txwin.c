@@ -154,6 +154,21 @@ static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
 	return newly;
 }
 
+/*
+ * Evidence needed to call the oldest packet lost. A flight of fewer than
+ * four packets cannot produce three duplicates: then all but one of those
+ * in flight will do (early retransmit, RFC 5827), so that a loss among few
+ * packets is repaired by the ACKs rather than by the retransmit timer.
+ */
+static u32 usnic_rel_txwin_dupthresh(const struct usnic_rel_txwin *w)
+{
+	u32 inflight = w->next - w->una;
+
+	if (inflight >= 2 && inflight <= USNIC_REL_DUPACK_THRESH)
+		return inflight - 1;
+	return USNIC_REL_DUPACK_THRESH;
+}
+
 /**
  * usnic_rel_txwin_ack() - process an acknowledgment from the peer
  * @w: the window
@@ -212,9 +227,10 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 		w->in_recovery = false;
 
 	if (w->una != w->next) {
+		u32 thresh = usnic_rel_txwin_dupthresh(w);
+
 		if (!w->in_recovery &&
-		    (w->dup_acks >= USNIC_REL_DUPACK_THRESH ||
-		     w->nr_sacked >= USNIC_REL_DUPACK_THRESH)) {
+		    (w->dup_acks >= thresh || w->nr_sacked >= thresh)) {
 			w->in_recovery = true;
 			w->recover = w->next;
 			w->epoch++;

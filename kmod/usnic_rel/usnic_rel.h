@@ -108,6 +108,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_BAD_RKEY,	/* refused here: no such rkey */
 	USNIC_REL_CNT_RDMA_REFUSED,	/* refused here: bounds, rights, alignment */
 	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
+	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
+	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -152,6 +154,7 @@ struct usnic_rel_ep {
 	struct net *net;		/* ctx->net, referenced by the context */
 
 	spinlock_t rx_lock;		/* free ring, CQ, cq_reserved */
+	atomic_long_t rx_held_bytes;	/* truesize of the skbs held (receive.c) */
 	u32 cq_reserved;		/* CQ slots promised to sends (rx_lock) */
 
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
@@ -259,6 +262,7 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 /* send.c */
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len);
+u8 usnic_rel_sqe_pkt_type(u8 opcode);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 

@@ -311,6 +311,46 @@ static void txwin_duplicate_acks(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+static void txwin_early_retransmit(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq = 0;
+
+	tw_init(test, &w, 16, 0);
+	/* Two in flight: the second SACKed is enough to resend the first. */
+	tw_send(test, &w, 2, 1);
+	usnic_rel_txwin_ack(&w, 0, 0x1, true, 2, &res);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq,
+							  usnic_rel_txwin_lost_end(&w)));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	usnic_rel_txwin_ack(&w, 2, 0, true, 3, &res);
+
+	/* Three in flight: one SACK may be reordering, two are a loss. */
+	tw_send(test, &w, 3, 4);
+	usnic_rel_txwin_ack(&w, 2, 0x2, true, 5, &res);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	usnic_rel_txwin_ack(&w, 2, 0x3, true, 6, &res);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	usnic_rel_txwin_ack(&w, 5, 0, true, 7, &res);
+
+	/* From four on, the classic three. */
+	tw_send(test, &w, 6, 8);
+	usnic_rel_txwin_ack(&w, 5, 0x3, true, 9, &res);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	usnic_rel_txwin_ack(&w, 5, 0x7, true, 10, &res);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+
+	/* One packet alone: a stray duplicate ACK proves nothing. */
+	usnic_rel_txwin_ack(&w, 11, 0, true, 11, &res);
+	tw_send(test, &w, 1, 12);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 11, 0, true, 13, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static void txwin_timeout_resends_unsacked(struct kunit *test)
 {
 	static const u32 want[] = { 0xfffffffeU, 0xffffffffU, 2, 3, 4 };
@@ -354,6 +394,7 @@ static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_karn_rtt_samples),
 	KUNIT_CASE(txwin_sack_fast_retransmit),
 	KUNIT_CASE(txwin_duplicate_acks),
+	KUNIT_CASE(txwin_early_retransmit),
 	KUNIT_CASE(txwin_timeout_resends_unsacked),
 	{}
 };

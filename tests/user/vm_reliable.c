@@ -58,10 +58,10 @@ static int family_of(const char *ip)
 static void print_counters(const char *who, struct urt_ep *ep)
 {
 	static const char *const names[] = {
-		"tx_packets",	"rx_packets",	   "rx_messages",      "retx_timeout",
-		"retx_fast",	"acks_standalone", "acks_piggybacked", "acks_delayed",
-		"rx_duplicate", "rx_out_of_order", "rx_out_of_window", "rx_no_buf",
-		"rx_bad_ack",	"rx_bad_header",   "peers_dead",
+		"tx_packets",	"rx_packets",	"rx_messages",	   "retx_timeout",
+		"retx_fast",	"retx_probe",	"acks_standalone", "acks_piggybacked",
+		"acks_delayed", "rx_duplicate", "rx_out_of_order", "rx_out_of_window",
+		"rx_no_buf",	"rx_bad_ack",	"rx_bad_header",   "peers_dead",
 	};
 
 	printf("%s counters:", who);
@@ -306,7 +306,8 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 	check_faults("tx", ep);
 	if (min_retx > 0)
 		URT_CHECK(urt_counter(ep->info.debug_id, "retx_timeout") +
-				  urt_counter(ep->info.debug_id, "retx_fast") >=
+				  urt_counter(ep->info.debug_id, "retx_fast") +
+				  urt_counter(ep->info.debug_id, "retx_probe") >=
 			  min_retx);
 	return 0;
 }
