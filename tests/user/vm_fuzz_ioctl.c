@@ -6,7 +6,8 @@
  * random, and so are the argument pointers: NULL, unmapped, read-only,
  * straddling the end of a mapping, kernel addresses. Between ioctls the
  * rings' head and tail indices and their descriptors are overwritten at
- * random and doorbells rung. The process must survive, the kernel must log
+ * random and doorbells rung, and real sends and one-sided operations on a
+ * registration are mixed in. The process must survive, the kernel must log
  * nothing (the harness scans its log) and, at the end, new endpoints must
  * still carry a message.
  *
@@ -27,6 +28,8 @@ static char *rw_page; /* two pages: random argument bytes */
 static char *ro_page; /* read-only, holds plausible arguments */
 static char *edge; /* last page before an unmapped one */
 static char *unmapped; /* a page that was unmapped */
+static char *target; /* registered: one-sided operations land here */
+static uint32_t target_rkey;
 
 static uint64_t rnd(void)
 {
@@ -343,8 +346,11 @@ static void fuzz_ring(void)
 			s->reserved0 = 0;
 			s->reserved1 = 0;
 			s->reserved2[0] = s->reserved2[1] = 0;
-			s->rkey = 0;
-			s->remote_off = 0;
+			/* One-sided: the registration, or any key; in or out of it. */
+			s->rkey = rnd_below(2) ? target_rkey : rnd_u32();
+			s->remote_off = rnd_below(2) ? rnd_below(3 * page_size) : rnd();
+			s->atomic.atomic_op = rnd_below(5);
+			s->atomic.atomic_size = rnd_below(2) ? 4 : 8;
 			s->len = rnd_below(3) ? rnd_below(70000) : rnd_u32();
 			s->staging_off =
 				rnd_below(2) ? rnd_below(ep->info.staging_size + 2) : rnd_u32();
@@ -370,6 +376,34 @@ static void fuzz_traffic(long i)
 	if (!eps[0].region[0] || !eps[1].region[0])
 		return;
 	memcpy(sqe.inline_data, "fuzz", 4);
+	/* Now and then a plausible one-sided operation on the registration. */
+	switch (rnd_below(8)) {
+	case 0:
+		sqe.opcode = USNIC_REL_OP_PUT;
+		sqe.rkey = target_rkey;
+		sqe.remote_off = rnd_below(2 * page_size);
+		break;
+	case 1:
+		sqe.opcode = USNIC_REL_OP_GET;
+		sqe.flags = 0;
+		sqe.rkey = target_rkey;
+		sqe.remote_off = rnd_below(2 * page_size);
+		sqe.len = 1 + rnd_below(3000);
+		break;
+	case 2:
+		sqe.opcode = USNIC_REL_OP_ATOMIC;
+		sqe.flags = 0;
+		sqe.rkey = target_rkey;
+		sqe.len = 8;
+		sqe.remote_off = 8 * rnd_below(page_size / 4);
+		sqe.atomic.atomic_op = 1 + rnd_below(3);
+		sqe.atomic.atomic_size = 8;
+		sqe.atomic.operand[0] = rnd_below(3) == 2 ? rnd() : 1;
+		sqe.atomic.operand[1] = sqe.atomic.atomic_op == 1 ? 0 : rnd();
+		break;
+	default:
+		break;
+	}
 	urt_queue_sqe(&eps[0], rnd_below(2), &sqe);
 	urt_doorbell(&eps[0], USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
 	/*
@@ -449,6 +483,11 @@ int main(void)
 	ro_page = area + 2 * page_size;
 	edge = area + 3 * page_size;
 	unmapped = area + 4 * page_size;
+	target = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	URT_CHECK(target != MAP_FAILED);
+	if (target == MAP_FAILED)
+		return urt_done("vm_fuzz_ioctl");
 	make_arg(1, ro_page, page_size);
 	((struct usnic_rel_create_ep *)ro_page)->size = sizeof(struct usnic_rel_create_ep);
 	((struct usnic_rel_create_ep *)ro_page)->sq_entries = 0;
@@ -467,6 +506,17 @@ int main(void)
 	if (urt_failures)
 		return urt_done("vm_fuzz_ioctl");
 	URT_CHECK(urt_av_insert(&eps[0], AF_INET, "127.0.0.1", eps[1].info.addr.port) > 0);
+	{
+		struct usnic_rel_reg_mr mr = {
+			.size = sizeof(mr),
+			.addr = (uintptr_t)target,
+			.length = 2 * page_size,
+			.access = USNIC_REL_ACCESS_ALL,
+		};
+
+		URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &mr), 0);
+		target_rkey = mr.rkey;
+	}
 	URT_CHECK(urt_av_insert(&eps[1], AF_INET, "127.0.0.1", eps[0].info.addr.port) > 0);
 	urt_post_all_rx(&eps[1]);
 
@@ -494,6 +544,18 @@ int main(void)
 	for (unsigned int c = 0; c <= NR_VALID; c++)
 		printf("vm_fuzz_ioctl: command %u: %ld of %ld succeeded\n", c, ok_count[c],
 		       tried_count[c]);
+	/* How deep the run went (random: reported, not checked). */
+	printf("vm_fuzz_ioctl: ep0 rdma_started %lld rdma_failed %lld bad_sqe %lld ring_corrupt "
+	       "%lld;"
+	       " ep1 rdma_served %lld rdma_bad_rkey %lld rdma_refused %lld rx_messages %lld\n",
+	       urt_counter(eps[0].info.debug_id, "rdma_started"),
+	       urt_counter(eps[0].info.debug_id, "rdma_failed"),
+	       urt_counter(eps[0].info.debug_id, "bad_sqe"),
+	       urt_counter(eps[0].info.debug_id, "ring_corrupt"),
+	       urt_counter(eps[1].info.debug_id, "rdma_served"),
+	       urt_counter(eps[1].info.debug_id, "rdma_bad_rkey"),
+	       urt_counter(eps[1].info.debug_id, "rdma_refused"),
+	       urt_counter(eps[1].info.debug_id, "rx_messages"));
 	for (int i = 0; i < nr_eps; i++)
 		urt_ep_unmap(&eps[i]);
 	close(fd);
