@@ -66,6 +66,8 @@ static uint32_t rnd_u32(void)
 
 static struct urt_ep eps[MAX_EPS];
 static int nr_eps;
+/* The first two endpoints carry the traffic: destroyed only near the end. */
+static int protect_main = 1;
 
 static uint32_t rnd_ep_id(void)
 {
@@ -201,6 +203,9 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 	}
 	if (mode == 2)
 		w[rnd_below(n / 4)] ^= 1U << rnd_below(32);
+	if (which == 2 && protect_main && nr_eps >= 2 &&
+	    (w[2] == eps[0].info.ep_id || w[2] == eps[1].info.ep_id))
+		w[2] = 0;
 }
 
 /* Pick where the argument lives; fills it when it can be written. */
@@ -311,10 +316,11 @@ static void fuzz_ring(void)
 	struct urt_ep *ep;
 	int r, tries = 0;
 
+	/* Scribbling stops a ring for good: spare the traffic pair until the end. */
 	do {
-		if (!nr_eps || tries++ > 8)
+		if (nr_eps < 4 || tries++ > 8)
 			return;
-		ep = &eps[rnd_below(nr_eps)];
+		ep = &eps[protect_main ? 2 + rnd_below(2) : rnd_below(nr_eps)];
 	} while (!ep->region[0]);
 	r = rings[rnd_below(4)];
 	switch (rnd_below(5)) {
@@ -459,6 +465,22 @@ static void check_usable(void)
 	close(fd);
 }
 
+/* How deep the run went (random: reported, not checked). */
+static void report_depth(void)
+{
+	printf("vm_fuzz_ioctl: ep0 rdma_started %lld rdma_failed %lld bad_sqe %lld ring_corrupt "
+	       "%lld;"
+	       " ep1 rdma_served %lld rdma_bad_rkey %lld rdma_refused %lld rx_messages %lld\n",
+	       urt_counter(eps[0].info.debug_id, "rdma_started"),
+	       urt_counter(eps[0].info.debug_id, "rdma_failed"),
+	       urt_counter(eps[0].info.debug_id, "bad_sqe"),
+	       urt_counter(eps[0].info.debug_id, "ring_corrupt"),
+	       urt_counter(eps[1].info.debug_id, "rdma_served"),
+	       urt_counter(eps[1].info.debug_id, "rdma_bad_rkey"),
+	       urt_counter(eps[1].info.debug_id, "rdma_refused"),
+	       urt_counter(eps[1].info.debug_id, "rx_messages"));
+}
+
 int main(void)
 {
 	const char *s = getenv("VM_FUZZ_SEED"), *n = getenv("VM_FUZZ_ITERS");
@@ -500,8 +522,11 @@ int main(void)
 	URT_CHECK(fd >= 0);
 	if (fd < 0)
 		return urt_done("vm_fuzz_ioctl");
-	/* Two mapped endpoints that know each other: real traffic to disturb. */
-	for (int i = 0; i < 2; i++)
+	/*
+	 * Two mapped endpoints that know each other carry real traffic; two
+	 * more, also mapped, have their rings scribbled on.
+	 */
+	for (int i = 0; i < 4; i++)
 		URT_CHECK_EQ(urt_ep_create(fd, AF_INET, "127.0.0.1", 0, &eps[nr_eps++]), 0);
 	if (urt_failures)
 		return urt_done("vm_fuzz_ioctl");
@@ -519,6 +544,9 @@ int main(void)
 	}
 	URT_CHECK(urt_av_insert(&eps[1], AF_INET, "127.0.0.1", eps[0].info.addr.port) > 0);
 	urt_post_all_rx(&eps[1]);
+	URT_CHECK(urt_av_insert(&eps[2], AF_INET, "127.0.0.1", eps[3].info.addr.port) > 0);
+	URT_CHECK(urt_av_insert(&eps[3], AF_INET, "127.0.0.1", eps[2].info.addr.port) > 0);
+	urt_post_all_rx(&eps[3]);
 
 	for (long i = 0; i < iters; i++) {
 		switch (rnd_below(10)) {
@@ -535,6 +563,10 @@ int main(void)
 		default:
 			fuzz_ioctl(fd);
 		}
+		if (i == iters - iters / 10) {
+			report_depth();
+			protect_main = 0;
+		}
 		if (i % 5000 == 4999) {
 			printf("vm_fuzz_ioctl: %ld iterations, %d endpoints known\n", i + 1,
 			       nr_eps);
@@ -544,18 +576,6 @@ int main(void)
 	for (unsigned int c = 0; c <= NR_VALID; c++)
 		printf("vm_fuzz_ioctl: command %u: %ld of %ld succeeded\n", c, ok_count[c],
 		       tried_count[c]);
-	/* How deep the run went (random: reported, not checked). */
-	printf("vm_fuzz_ioctl: ep0 rdma_started %lld rdma_failed %lld bad_sqe %lld ring_corrupt "
-	       "%lld;"
-	       " ep1 rdma_served %lld rdma_bad_rkey %lld rdma_refused %lld rx_messages %lld\n",
-	       urt_counter(eps[0].info.debug_id, "rdma_started"),
-	       urt_counter(eps[0].info.debug_id, "rdma_failed"),
-	       urt_counter(eps[0].info.debug_id, "bad_sqe"),
-	       urt_counter(eps[0].info.debug_id, "ring_corrupt"),
-	       urt_counter(eps[1].info.debug_id, "rdma_served"),
-	       urt_counter(eps[1].info.debug_id, "rdma_bad_rkey"),
-	       urt_counter(eps[1].info.debug_id, "rdma_refused"),
-	       urt_counter(eps[1].info.debug_id, "rx_messages"));
 	for (int i = 0; i < nr_eps; i++)
 		urt_ep_unmap(&eps[i]);
 	close(fd);
