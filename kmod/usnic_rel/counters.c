@@ -279,6 +279,9 @@ int usnic_rel_sysfs_init(struct device *dev)
 	for (i = 0; i < USNIC_REL_NR_COUNTERS; i++) {
 		struct kobj_attribute *a = &usnic_rel_counter_attrs[i];
 
+		/* A counter added to the enum without a name here. */
+		if (WARN_ON(!usnic_rel_counter_names[i]))
+			return -EINVAL;
 		sysfs_attr_init(&a->attr);
 		a->attr.name = usnic_rel_counter_names[i];
 		a->attr.mode = 0444;

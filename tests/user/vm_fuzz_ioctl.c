@@ -6,7 +6,8 @@
  * random, and so are the argument pointers: NULL, unmapped, read-only,
  * straddling the end of a mapping, kernel addresses. Between ioctls the
  * rings' head and tail indices and their descriptors are overwritten at
- * random and doorbells rung. The process must survive, the kernel must log
+ * random and doorbells rung, and real sends and one-sided operations on a
+ * registration are mixed in. The process must survive, the kernel must log
  * nothing (the harness scans its log) and, at the end, new endpoints must
  * still carry a message.
  *
@@ -27,6 +28,8 @@ static char *rw_page; /* two pages: random argument bytes */
 static char *ro_page; /* read-only, holds plausible arguments */
 static char *edge; /* last page before an unmapped one */
 static char *unmapped; /* a page that was unmapped */
+static char *target; /* registered: one-sided operations land here */
+static uint32_t target_rkey;
 
 static uint64_t rnd(void)
 {
@@ -63,6 +66,8 @@ static uint32_t rnd_u32(void)
 
 static struct urt_ep eps[MAX_EPS];
 static int nr_eps;
+/* The first two endpoints carry the traffic: destroyed only near the end. */
+static int protect_main = 1;
 
 static uint32_t rnd_ep_id(void)
 {
@@ -198,6 +203,9 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 	}
 	if (mode == 2)
 		w[rnd_below(n / 4)] ^= 1U << rnd_below(32);
+	if (which == 2 && protect_main && nr_eps >= 2 &&
+	    (w[2] == eps[0].info.ep_id || w[2] == eps[1].info.ep_id))
+		w[2] = 0;
 }
 
 /* Pick where the argument lives; fills it when it can be written. */
@@ -308,10 +316,11 @@ static void fuzz_ring(void)
 	struct urt_ep *ep;
 	int r, tries = 0;
 
+	/* Scribbling stops a ring for good: spare the traffic pair until the end. */
 	do {
-		if (!nr_eps || tries++ > 8)
+		if (nr_eps < 4 || tries++ > 8)
 			return;
-		ep = &eps[rnd_below(nr_eps)];
+		ep = &eps[protect_main ? 2 + rnd_below(2) : rnd_below(nr_eps)];
 	} while (!ep->region[0]);
 	r = rings[rnd_below(4)];
 	switch (rnd_below(5)) {
@@ -343,8 +352,11 @@ static void fuzz_ring(void)
 			s->reserved0 = 0;
 			s->reserved1 = 0;
 			s->reserved2[0] = s->reserved2[1] = 0;
-			s->rkey = 0;
-			s->remote_off = 0;
+			/* One-sided: the registration, or any key; in or out of it. */
+			s->rkey = rnd_below(2) ? target_rkey : rnd_u32();
+			s->remote_off = rnd_below(2) ? rnd_below(3 * page_size) : rnd();
+			s->atomic.atomic_op = rnd_below(5);
+			s->atomic.atomic_size = rnd_below(2) ? 4 : 8;
 			s->len = rnd_below(3) ? rnd_below(70000) : rnd_u32();
 			s->staging_off =
 				rnd_below(2) ? rnd_below(ep->info.staging_size + 2) : rnd_u32();
@@ -370,6 +382,34 @@ static void fuzz_traffic(long i)
 	if (!eps[0].region[0] || !eps[1].region[0])
 		return;
 	memcpy(sqe.inline_data, "fuzz", 4);
+	/* Now and then a plausible one-sided operation on the registration. */
+	switch (rnd_below(8)) {
+	case 0:
+		sqe.opcode = USNIC_REL_OP_PUT;
+		sqe.rkey = target_rkey;
+		sqe.remote_off = rnd_below(2 * page_size);
+		break;
+	case 1:
+		sqe.opcode = USNIC_REL_OP_GET;
+		sqe.flags = 0;
+		sqe.rkey = target_rkey;
+		sqe.remote_off = rnd_below(2 * page_size);
+		sqe.len = 1 + rnd_below(3000);
+		break;
+	case 2:
+		sqe.opcode = USNIC_REL_OP_ATOMIC;
+		sqe.flags = 0;
+		sqe.rkey = target_rkey;
+		sqe.len = 8;
+		sqe.remote_off = 8 * rnd_below(page_size / 4);
+		sqe.atomic.atomic_op = 1 + rnd_below(3);
+		sqe.atomic.atomic_size = 8;
+		sqe.atomic.operand[0] = rnd_below(3) == 2 ? rnd() : 1;
+		sqe.atomic.operand[1] = sqe.atomic.atomic_op == 1 ? 0 : rnd();
+		break;
+	default:
+		break;
+	}
 	urt_queue_sqe(&eps[0], rnd_below(2), &sqe);
 	urt_doorbell(&eps[0], USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
 	/*
@@ -425,6 +465,22 @@ static void check_usable(void)
 	close(fd);
 }
 
+/* How deep the run went (random: reported, not checked). */
+static void report_depth(void)
+{
+	printf("vm_fuzz_ioctl: ep0 rdma_started %lld rdma_failed %lld bad_sqe %lld ring_corrupt "
+	       "%lld;"
+	       " ep1 rdma_served %lld rdma_bad_rkey %lld rdma_refused %lld rx_messages %lld\n",
+	       urt_counter(eps[0].info.debug_id, "rdma_started"),
+	       urt_counter(eps[0].info.debug_id, "rdma_failed"),
+	       urt_counter(eps[0].info.debug_id, "bad_sqe"),
+	       urt_counter(eps[0].info.debug_id, "ring_corrupt"),
+	       urt_counter(eps[1].info.debug_id, "rdma_served"),
+	       urt_counter(eps[1].info.debug_id, "rdma_bad_rkey"),
+	       urt_counter(eps[1].info.debug_id, "rdma_refused"),
+	       urt_counter(eps[1].info.debug_id, "rx_messages"));
+}
+
 int main(void)
 {
 	const char *s = getenv("VM_FUZZ_SEED"), *n = getenv("VM_FUZZ_ITERS");
@@ -449,6 +505,11 @@ int main(void)
 	ro_page = area + 2 * page_size;
 	edge = area + 3 * page_size;
 	unmapped = area + 4 * page_size;
+	target = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	URT_CHECK(target != MAP_FAILED);
+	if (target == MAP_FAILED)
+		return urt_done("vm_fuzz_ioctl");
 	make_arg(1, ro_page, page_size);
 	((struct usnic_rel_create_ep *)ro_page)->size = sizeof(struct usnic_rel_create_ep);
 	((struct usnic_rel_create_ep *)ro_page)->sq_entries = 0;
@@ -461,14 +522,31 @@ int main(void)
 	URT_CHECK(fd >= 0);
 	if (fd < 0)
 		return urt_done("vm_fuzz_ioctl");
-	/* Two mapped endpoints that know each other: real traffic to disturb. */
-	for (int i = 0; i < 2; i++)
+	/*
+	 * Two mapped endpoints that know each other carry real traffic; two
+	 * more, also mapped, have their rings scribbled on.
+	 */
+	for (int i = 0; i < 4; i++)
 		URT_CHECK_EQ(urt_ep_create(fd, AF_INET, "127.0.0.1", 0, &eps[nr_eps++]), 0);
 	if (urt_failures)
 		return urt_done("vm_fuzz_ioctl");
 	URT_CHECK(urt_av_insert(&eps[0], AF_INET, "127.0.0.1", eps[1].info.addr.port) > 0);
+	{
+		struct usnic_rel_reg_mr mr = {
+			.size = sizeof(mr),
+			.addr = (uintptr_t)target,
+			.length = 2 * page_size,
+			.access = USNIC_REL_ACCESS_ALL,
+		};
+
+		URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &mr), 0);
+		target_rkey = mr.rkey;
+	}
 	URT_CHECK(urt_av_insert(&eps[1], AF_INET, "127.0.0.1", eps[0].info.addr.port) > 0);
 	urt_post_all_rx(&eps[1]);
+	URT_CHECK(urt_av_insert(&eps[2], AF_INET, "127.0.0.1", eps[3].info.addr.port) > 0);
+	URT_CHECK(urt_av_insert(&eps[3], AF_INET, "127.0.0.1", eps[2].info.addr.port) > 0);
+	urt_post_all_rx(&eps[3]);
 
 	for (long i = 0; i < iters; i++) {
 		switch (rnd_below(10)) {
@@ -484,6 +562,10 @@ int main(void)
 			break;
 		default:
 			fuzz_ioctl(fd);
+		}
+		if (i == iters - iters / 10) {
+			report_depth();
+			protect_main = 0;
 		}
 		if (i % 5000 == 4999) {
 			printf("vm_fuzz_ioctl: %ld iterations, %d endpoints known\n", i + 1,
