@@ -117,10 +117,7 @@ static void usnic_rel_conn_post(struct usnic_rel_ep *ep,
 	b->cqe.status = status;
 	if (status)
 		b->cqe.len = 0;
-	spin_lock(&ep->rx_lock);
-	ep->cq_reserved--;
-	usnic_rel_cq_post(ep, &b->cqe);
-	spin_unlock(&ep->rx_lock);
+	usnic_rel_cq_post_reserved(ep, &b->cqe);
 }
 
 /*
@@ -185,10 +182,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 				.buf = c->msg.buf,
 			};
 
-			spin_lock(&ep->rx_lock);
-			ep->cq_reserved--;
-			usnic_rel_cq_post(ep, &cqe);
-			spin_unlock(&ep->rx_lock);
+			usnic_rel_cq_post_reserved(ep, &cqe);
 			c->msg.active = false;
 		}
 		for (s = 0; s < c->rx.size; s++) {

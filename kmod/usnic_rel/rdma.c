@@ -21,13 +21,6 @@
 #include "usnic_rel.h"
 #include "wire.h"
 
-/* SQE checks of the one-sided opcodes; returns 0 or the completion status. */
-int usnic_rel_rdma_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
-			     const struct usnic_rel_sqe *sqe)
-{
-	return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
-}
-
 /* Payload bytes of one packet of @type on @chan: its header may be longer. */
 u32 usnic_rel_rdma_frag_max(struct usnic_rel_ep *ep, unsigned int chan, u8 type)
 {
@@ -159,10 +152,7 @@ static void usnic_rel_rdma_complete(struct usnic_rel_ep *ep,
 	op->cqe.len = status ? 0 : op->len;
 	if (status)
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_FAILED, 1);
-	spin_lock(&ep->rx_lock);
-	ep->cq_reserved--;
-	usnic_rel_cq_post(ep, &op->cqe);
-	spin_unlock(&ep->rx_lock);
+	usnic_rel_cq_post_reserved(ep, &op->cqe);
 	wake_up_interruptible(&ep->ctx->wq);
 	if (op->in_sq)
 		op->done = true;

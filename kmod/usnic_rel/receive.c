@@ -159,10 +159,7 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	cqe.opcode = USNIC_REL_OP_RECV;
 	cqe.channel = pkt->channel;
 	m->active = false;
-	spin_lock(&ep->rx_lock);
-	ep->cq_reserved--;
-	usnic_rel_cq_post(ep, &cqe);
-	spin_unlock(&ep->rx_lock);
+	usnic_rel_cq_post_reserved(ep, &cqe);
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, 1);
 	wake_up_interruptible(&ep->ctx->wq);
 	return 0;

@@ -103,3 +103,13 @@ void usnic_rel_cq_post(struct usnic_rel_ep *ep, const struct usnic_rel_cqe *cqe)
 	/* The entry must be visible before the tail that publishes it. */
 	smp_store_release(&cq->hdr->tail, ++cq->kidx);
 }
+
+/* Post @cqe into the CQ slot reserved for it (ep->cq_reserved). */
+void usnic_rel_cq_post_reserved(struct usnic_rel_ep *ep,
+				const struct usnic_rel_cqe *cqe)
+{
+	spin_lock_bh(&ep->rx_lock);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, cqe);
+	spin_unlock_bh(&ep->rx_lock);
+}

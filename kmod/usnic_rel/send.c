@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 
 #include "conn.h"
+#include "rdma_check.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -28,7 +29,7 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 			       const struct usnic_rel_sqe *sqe)
 {
 	if (sqe->opcode != USNIC_REL_OP_SEND)
-		return usnic_rel_rdma_sqe_check(ep, chan, sqe);
+		return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
 	if (sqe->flags & ~USNIC_REL_SQE_INLINE || sqe->reserved0 ||
 	    sqe->reserved1 || sqe->reserved2[0] || sqe->reserved2[1] ||
 	    sqe->rkey || sqe->remote_off)
@@ -219,10 +220,7 @@ static void usnic_rel_send_fail(struct usnic_rel_ep *ep, unsigned int chan,
 		.channel = chan,
 	};
 
-	spin_lock_bh(&ep->rx_lock);
-	ep->cq_reserved--;
-	usnic_rel_cq_post(ep, &cqe);
-	spin_unlock_bh(&ep->rx_lock);
+	usnic_rel_cq_post_reserved(ep, &cqe);
 	wake_up_interruptible(&ep->ctx->wq);
 }
 

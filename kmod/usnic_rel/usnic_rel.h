@@ -229,6 +229,8 @@ void usnic_rel_ring_free(struct usnic_rel_ring *ring);
 u32 usnic_rel_ring_avail(struct usnic_rel_ep *ep, struct usnic_rel_ring *ring);
 u32 usnic_rel_cq_space(struct usnic_rel_ep *ep);
 void usnic_rel_cq_post(struct usnic_rel_ep *ep, const struct usnic_rel_cqe *cqe);
+void usnic_rel_cq_post_reserved(struct usnic_rel_ep *ep,
+				const struct usnic_rel_cqe *cqe);
 
 /* socket.c */
 int usnic_rel_socket_open(struct usnic_rel_ep *ep,
@@ -300,8 +302,6 @@ size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   unsigned int chan, void *buf, size_t size);
 
 /* rdma.c */
-int usnic_rel_rdma_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
-			     const struct usnic_rel_sqe *sqe);
 int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur);
 bool usnic_rel_rdma_finished(struct usnic_rel_sq_cur *cur);
 void usnic_rel_rdma_cur_drop(struct usnic_rel_sq_cur *cur);
