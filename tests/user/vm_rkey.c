@@ -192,15 +192,20 @@ static int run_target(int to_o, int from_o)
 		m.key = urel_mr_rkey(mr);
 		if (full_io(to_o, &m, sizeof(m), 1))
 			return 1;
+		URT_CHECK(served >= 0);
 		/* The GET was taken and its first packets are out. */
 		while (urt_counter(debug_id(t), "rdma_served") == served && urt_now_ms() < end)
 			usleep(1000);
 		tx = urt_counter(debug_id(t), "tx_data_packets");
 		while (urt_counter(debug_id(t), "tx_data_packets") < tx + 4 && urt_now_ms() < end)
 			usleep(1000);
+		tx = urt_counter(debug_id(t), "tx_data_packets") - tx;
 		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
 		/* Deregistered: the memory is ours again, no peer may see this. */
 		memset(mem, 0x5a, sizeof(mem));
+		printf("vm_rkey target: round %d: DEREG_MR after %lld answer packets, %lld in all\n",
+		       r, tx, urt_counter(debug_id(t), "tx_data_packets"));
+		fflush(stdout);
 		if (full_io(from_o, &go, 1, 0))
 			return 1;
 	}
@@ -214,10 +219,9 @@ static void test_dereg_during_get(void)
 	struct urel_device *dev = NULL;
 	struct urel_ep *o;
 	urel_peer_t tp = 0;
-	uint8_t *buf = malloc(BIG);
+	uint8_t *buf;
 	pid_t pid;
 
-	URT_CHECK(buf != NULL);
 	URT_CHECK_EQ(pipe(to_t), 0);
 	URT_CHECK_EQ(pipe(from_t), 0);
 	pid = fork();
@@ -228,6 +232,8 @@ static void test_dereg_during_get(void)
 	}
 	close(to_t[0]);
 	close(from_t[1]);
+	buf = malloc(BIG);
+	URT_CHECK(buf != NULL);
 	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
 	o = make_ep(dev, 2 * BIG);
 	{
