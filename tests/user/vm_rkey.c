@@ -203,7 +203,8 @@ static int run_target(int to_o, int from_o)
 		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
 		/* Deregistered: the memory is ours again, no peer may see this. */
 		memset(mem, 0x5a, sizeof(mem));
-		printf("vm_rkey target: round %d: DEREG_MR after %lld answer packets, %lld in all\n",
+		printf("vm_rkey target: round %d: DEREG_MR after %lld answer packets, %lld in "
+		       "all\n",
 		       r, tx, urt_counter(debug_id(t), "tx_data_packets"));
 		fflush(stdout);
 		if (full_io(from_o, &go, 1, 0))
