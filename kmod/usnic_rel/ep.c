@@ -14,7 +14,6 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <linux/sched/signal.h>
-#include <linux/version.h>
 
 #include "usnic_rel.h"
 #include "wire.h"
@@ -347,9 +346,17 @@ static void usnic_rel_vm_close(struct vm_area_struct *vma)
 	usnic_rel_ep_put(vma->vm_private_data);
 }
 
+/* Rings and buffers are data: mprotect() may not make them executable. */
+static int usnic_rel_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
+				 unsigned long end, unsigned long newflags)
+{
+	return newflags & VM_EXEC ? -EACCES : 0;
+}
+
 static const struct vm_operations_struct usnic_rel_vm_ops = {
 	.open = usnic_rel_vm_open,
 	.close = usnic_rel_vm_close,
+	.mprotect = usnic_rel_vm_mprotect,
 };
 
 int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma)
@@ -364,16 +371,11 @@ int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma)
 
 	/*
 	 * Shared only (a private copy would never reach the kernel), never
-	 * exec, and mprotect() may not make it so later.
+	 * exec (nor later: usnic_rel_vm_mprotect()).
 	 */
 	if (region >= USNIC_REL_NR_REGIONS || id > USNIC_REL_MAX_EPS ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vm_flags_clear(vma, VM_MAYEXEC);
-#else
-	vma->vm_flags &= ~VM_MAYEXEC;
-#endif
 	ep = usnic_rel_ep_get(ctx, id);
 	if (!ep)
 		return -EINVAL;

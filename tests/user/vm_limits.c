@@ -8,7 +8,8 @@
  *    endpoints in one file, EMFILE past max_eps_per_user over all its files
  *    (given back when they are destroyed), EINVAL for receive buffers or
  *    staging over their caps, ENOMEM for REG_MR over RLIMIT_MEMLOCK.
- *  - The rings cannot be made executable with mprotect() (EACCES).
+ *  - The rings cannot be made executable with mprotect() (EACCES); an
+ *    endpoint's pid and incarnation in sysfs are root's to read.
  *  - An IPv6 datagram with a zero UDP checksum never reaches an endpoint;
  *    the same datagram with a checksum does.
  */
@@ -82,6 +83,26 @@ static int limits_child(void)
 	URT_CHECK_EQ(urt_ep_destroy(&ep[3]), 0);
 	URT_CHECK_EQ(create(fd, &ep[4]), 0);
 	URT_CHECK_EQ(create(fd2, &ep[3]), -EMFILE);
+
+	/* An endpoint's pid and incarnation are root's only, even to its owner. */
+	{
+		char path[96];
+
+		snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/pid",
+			 ep[0].info.debug_id);
+		URT_CHECK_EQ(open(path, O_RDONLY), -1);
+		URT_CHECK_EQ(errno, EACCES);
+		snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/incarnation",
+			 ep[0].info.debug_id);
+		URT_CHECK_EQ(open(path, O_RDONLY), -1);
+		URT_CHECK_EQ(errno, EACCES);
+		snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/mtu_cmd",
+			 ep[0].info.debug_id);
+		int sfd = open(path, O_RDONLY);
+
+		URT_CHECK(sfd >= 0);
+		close(sfd);
+	}
 
 	/* Rings never become executable. */
 	URT_CHECK_EQ(mprotect(ep[0].region[USNIC_REL_REGION_SQ_CMD],
