@@ -203,18 +203,25 @@ static int run_target(int to_o, int from_o)
 		char go;
 
 		memset(mem, 0xa5, sizeof(mem));
-		/* Nothing we send arrives: the answer will stall after one window. */
-		drop_all(t, 1);
-		tx = urt_counter(debug_id(t), "tx_data_packets");
 		URT_CHECK_EQ(urel_mr_reg(t, mem, sizeof(mem), UREL_ACCESS_REMOTE_READ, &mr), 0);
 		m.port = urt_ep_port(t);
 		m.key = urel_mr_rkey(mr);
 		if (full_io(to_o, &m, sizeof(m), 1))
 			return 1;
-		URT_CHECK(served >= 0);
-		/* The GET was taken: its answer has started and cannot finish. */
+		/* The origin's small GET: the connection is up, verified both ways. */
 		while (urt_counter(debug_id(t), "rdma_served") == served && urt_now_ms() < end)
 			usleep(1000);
+		URT_CHECK(served >= 0 && urt_counter(debug_id(t), "rdma_served") == served + 1);
+		/* Nothing we send arrives: the big answer will stall after one window. */
+		drop_all(t, 1);
+		tx = urt_counter(debug_id(t), "tx_data_packets");
+		go = 1;
+		if (full_io(to_o, &go, 1, 1))
+			return 1;
+		/* The big GET was taken: its answer has started and cannot finish. */
+		while (urt_counter(debug_id(t), "rdma_served") == served + 1 && urt_now_ms() < end)
+			usleep(1000);
+		URT_CHECK_EQ(urt_counter(debug_id(t), "rdma_served"), served + 2);
 		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
 		/* Deregistered: the memory is ours again, no peer may see this. */
 		memset(mem, 0x5a, sizeof(mem));
@@ -271,6 +278,9 @@ static void test_dereg_during_get(void)
 			URT_CHECK_EQ(urel_av_insert(o, (struct sockaddr *)&sin, sizeof(sin), &tp),
 				     0);
 		}
+		/* A small GET first, then the big one once the target drops its packets. */
+		URT_CHECK_EQ(get(dev, o, tp, buf, 16, m.key), 0);
+		URT_CHECK_EQ(full_io(from_t[0], &go, 1, 0), 0);
 		memset(buf, 0, BIG);
 		st = get(dev, o, tp, buf, BIG, m.key);
 		if (st == -ENOKEY) {
