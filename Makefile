@@ -19,7 +19,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 
 LIB_VERSION := 0.1.0
 LIB_SONAME := libusnicrel.so.0
-LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c lib/msg/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TEST_SRCS := $(sort $(wildcard tests/user/*.c))
@@ -37,11 +37,11 @@ all: lib tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c -o $@ $<
 
@@ -63,7 +63,7 @@ $(BUILD)/tools/%: tools/%.c
 
 # Examples (examples/): built as a user would, against the shared library.
 examples: $(EXAMPLE_BINS)
-$(BUILD)/examples/%: examples/%.c include/usnicrel.h $(BUILD)/libusnicrel.so
+$(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,$(BUILD) -lusnicrel
 
@@ -135,7 +135,7 @@ install-lib: lib
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libusnicrel.so
 	install -m 644 $(BUILD)/libusnicrel.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 include/usnicrel.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/usnicrel.h include/usnicrel_msg.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		lib/libusnicrel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libusnicrel.pc
@@ -154,7 +154,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] include/usnicrel.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] include/usnicrel*.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)
