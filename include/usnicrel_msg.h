@@ -77,8 +77,8 @@ int urel_msg_progress(struct urel_msg *m);
 
 /* --- Non-blocking ------------------------------------------------------- */
 
-int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
-		   uint64_t tag, unsigned int flags, struct urel_msg_req **reqp);
+int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len, uint64_t tag,
+		   unsigned int flags, struct urel_msg_req **reqp);
 
 int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len, uint64_t tag,
 		   uint64_t ignore, struct urel_msg_req **reqp);
@@ -115,10 +115,8 @@ int urel_msg_cancel(struct urel_msg_req *req);
 
 /* --- Blocking ------------------------------------------------------------- */
 
-int urel_msg_send(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
-		  uint64_t tag);
-int urel_msg_ssend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
-		   uint64_t tag);
+int urel_msg_send(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len, uint64_t tag);
+int urel_msg_ssend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len, uint64_t tag);
 int urel_msg_recv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len, uint64_t tag,
 		  uint64_t ignore, struct urel_msg_status *st);
 
@@ -139,8 +137,7 @@ int urel_msg_improbe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_
 		     struct urel_msg_handle **hp, struct urel_msg_status *st);
 int urel_msg_mprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
 		    struct urel_msg_handle **hp, struct urel_msg_status *st);
-int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
-		    struct urel_msg_req **reqp);
+int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len, struct urel_msg_req **reqp);
 int urel_msg_mrecv(struct urel_msg_handle *h, void *buf, size_t len, struct urel_msg_status *st);
 
 /* --- MPI tag layouts ------------------------------------------------------ */
@@ -155,7 +152,11 @@ int urel_msg_mrecv(struct urel_msg_handle *h, void *buf, size_t len, struct urel
  * largest user tag is 2^31 - 1 (2^19 - 1 for UREL_TAG_2) and UREL_ANY_TAG
  * never accepts internal messages.
  */
-enum urel_tag_layout { UREL_TAG_1 = 1, UREL_TAG_2 = 2, UREL_TAG_FULL = 3 };
+enum urel_tag_layout {
+	UREL_TAG_1 = 1,
+	UREL_TAG_2 = 2,
+	UREL_TAG_FULL = 3
+};
 
 #define UREL_ANY_SOURCE (-1)
 #define UREL_ANY_TAG (-1)
@@ -180,8 +181,7 @@ int urel_tag_pack(enum urel_tag_layout layout, uint32_t ctx, int src, int tag, u
 		  uint64_t *ignore);
 
 /* The fields of @bits (@src is UREL_ANY_SOURCE for UREL_TAG_FULL); -ERANGE for internal tags. */
-int urel_tag_unpack(enum urel_tag_layout layout, uint64_t bits, uint32_t *ctx, int *src,
-		    int *tag);
+int urel_tag_unpack(enum urel_tag_layout layout, uint64_t bits, uint32_t *ctx, int *src, int *tag);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,10 @@
 #define UREL_AM_VERSION 1
 
 /* Handler ids. */
-enum { UREL_AM_MSG = 1, UREL_AM_NR = 4 };
+enum {
+	UREL_AM_MSG = 1,
+	UREL_AM_NR = 4
+};
 
 struct urel_am_hdr {
 	uint8_t version;
@@ -33,8 +36,8 @@ struct urel_am;
  * A handler sees each message with its header parsed; @payload and @len are
  * the bytes after it, valid during the call only.
  */
-typedef void (*urel_am_fn)(void *arg, const struct urel_am_hdr *h,
-			   const struct urel_completion *c, const void *payload, size_t len);
+typedef void (*urel_am_fn)(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+			   const void *payload, size_t len);
 
 /* The dispatcher of @ep (created on first use, counted); -EBUSY if @ep has another handler. */
 int urel_am_get(struct urel_ep *ep, struct urel_am **amp);

@@ -71,8 +71,8 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	if (!out->tiny_max)
 		out->tiny_max = UREL_MSG_TINY_DEFAULT < cmd_max ? UREL_MSG_TINY_DEFAULT : cmd_max;
 	if (!out->eager_max)
-		out->eager_max = UREL_MSG_EAGER_DEFAULT < data_max ? UREL_MSG_EAGER_DEFAULT
-								    : data_max;
+		out->eager_max =
+			UREL_MSG_EAGER_DEFAULT < data_max ? UREL_MSG_EAGER_DEFAULT : data_max;
 	if (!out->rndv_chunk)
 		out->rndv_chunk = UREL_MSG_RNDV_CHUNK_DEFAULT < info.staging_size / 4
 					  ? UREL_MSG_RNDV_CHUNK_DEFAULT
@@ -80,8 +80,8 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	if (!out->spin)
 		out->spin = UREL_MSG_SPIN_DEFAULT;
 	/* Every size class must fit its channel; a chunk must fit the staging area. */
-	if (out->tiny_max > cmd_max || out->eager_max > data_max || out->tiny_max > out->eager_max ||
-	    out->rndv_chunk > info.staging_size)
+	if (out->tiny_max > cmd_max || out->eager_max > data_max ||
+	    out->tiny_max > out->eager_max || out->rndv_chunk > info.staging_size)
 		return -EINVAL;
 	return 0;
 }
@@ -236,8 +236,12 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req)
 {
-	struct urel_msg_pending tmp = { .peer = peer, .chan = chan, .hlen = hlen, .data = data,
-					.dlen = dlen, .done_req = done_req };
+	struct urel_msg_pending tmp = { .peer = peer,
+					.chan = chan,
+					.hlen = hlen,
+					.data = data,
+					.dlen = dlen,
+					.done_req = done_req };
 	struct urel_msg_pending *p;
 	int ret;
 

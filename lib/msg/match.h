@@ -27,7 +27,11 @@ struct urel_match_entry {
 	uint8_t where; /* enum urel_match_where */
 };
 
-enum urel_match_where { UREL_MATCH_NONE = 0, UREL_MATCH_POSTED, UREL_MATCH_UNEXPECTED };
+enum urel_match_where {
+	UREL_MATCH_NONE = 0,
+	UREL_MATCH_POSTED,
+	UREL_MATCH_UNEXPECTED
+};
 
 struct urel_match_list {
 	struct urel_match_entry *head, *tail;

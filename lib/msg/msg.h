@@ -26,7 +26,12 @@
 #include "../am.h"
 #include "match.h"
 
-enum { UREL_MSG_OP_EAGER = 1, UREL_MSG_OP_RTS, UREL_MSG_OP_SACK, UREL_MSG_OP_FIN };
+enum {
+	UREL_MSG_OP_EAGER = 1,
+	UREL_MSG_OP_RTS,
+	UREL_MSG_OP_SACK,
+	UREL_MSG_OP_FIN
+};
 #define UREL_MSG_F_SYNC (1U << 0)
 
 #define UREL_MSG_EAGER_HDR (sizeof(struct urel_am_hdr) + 16)
@@ -61,7 +66,10 @@ struct urel_msg_handle {
 	unsigned char *data; /* EAGER: a copy of the bytes */
 };
 
-enum { UREL_MSG_REQ_SEND = 1, UREL_MSG_REQ_RECV };
+enum {
+	UREL_MSG_REQ_SEND = 1,
+	UREL_MSG_REQ_RECV
+};
 
 struct urel_msg_req {
 	struct urel_match_entry e; /* first: a posted receive */

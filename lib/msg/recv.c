@@ -184,8 +184,8 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 }
 
 /* Hold an early arrival until its turn; kept sorted by distance from rx_next. */
-static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp,
-			  const struct urel_am_hdr *h, const void *payload, size_t len)
+static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const struct urel_am_hdr *h,
+			  const void *payload, size_t len)
 {
 	uint32_t dist = h->seq - pp->rx_next;
 	struct urel_msg_early *e, **pos;
@@ -330,9 +330,8 @@ static void urel_msg_probe_status(const struct urel_msg_handle *u, struct urel_m
 }
 
 /* One probe attempt after a progress pass; 1 found, 0 not. */
-static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t tag,
-			       uint64_t ignore, struct urel_msg_handle **hp,
-			       struct urel_msg_status *st)
+static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			       struct urel_msg_handle **hp, struct urel_msg_status *st)
 {
 	struct urel_match_entry *e;
 	struct urel_msg_handle *u;
@@ -368,9 +367,8 @@ UREL_API int urel_msg_iprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag,
 	return urel_msg_probe_once(m, peer, tag, ignore, NULL, st);
 }
 
-UREL_API int urel_msg_improbe(struct urel_msg *m, urel_peer_t peer, uint64_t tag,
-			      uint64_t ignore, struct urel_msg_handle **hp,
-			      struct urel_msg_status *st)
+UREL_API int urel_msg_improbe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			      struct urel_msg_handle **hp, struct urel_msg_status *st)
 {
 	if (!m || !hp)
 		return -EINVAL;
@@ -396,9 +394,8 @@ static bool urel_msg_probe_ready(void *arg)
 	return e != NULL;
 }
 
-static int urel_msg_probe_block(struct urel_msg *m, urel_peer_t peer, uint64_t tag,
-				uint64_t ignore, struct urel_msg_handle **hp,
-				struct urel_msg_status *st)
+static int urel_msg_probe_block(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+				struct urel_msg_handle **hp, struct urel_msg_status *st)
 {
 	struct urel_msg_probe_wait w = { m, peer, tag, ignore, hp, st };
 	int ret;

@@ -138,8 +138,9 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 		hlen = UREL_MSG_RTS_HDR;
 		ret = urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, NULL);
 	} else {
-		ret = urel_msg_post(m, peer, len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
-				    hdr, UREL_MSG_EAGER_HDR, buf, len, sync ? NULL : r);
+		ret = urel_msg_post(m, peer,
+				    len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA, hdr,
+				    UREL_MSG_EAGER_HDR, buf, len, sync ? NULL : r);
 	}
 	if (ret) {
 		/* Refused outright (nothing queued after it): the sequence number is free again. */

@@ -185,7 +185,9 @@ static void check_random(void)
 				continue;
 			}
 			a = free_list[--nfree];
-			*a = (struct urel_match_entry){ .src = src, .bits = bits, .ignore = ignore };
+			*a = (struct urel_match_entry){ .src = src,
+							.bits = bits,
+							.ignore = ignore };
 			urel_match_post(&m, a);
 			md.posted[md.nposted++] = a;
 		} else if (op < 8 && nfree) {

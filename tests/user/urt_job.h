@@ -76,8 +76,9 @@ static inline void urt_job_rank_setup(struct urt_job *j, const struct urel_msg_a
 		if (r == j->rank)
 			continue;
 		sin = urt_sin("127.0.0.1", ports[r]);
-		URT_CHECK_EQ(urel_av_insert(j->ep, (struct sockaddr *)&sin, sizeof(sin), &j->peer[r]),
-			     0);
+		URT_CHECK_EQ(
+			urel_av_insert(j->ep, (struct sockaddr *)&sin, sizeof(sin), &j->peer[r]),
+			0);
 	}
 	ret = urel_msg_open(j->ep, attr, &j->m);
 	if (ret) {
@@ -156,8 +157,7 @@ static inline int urt_job_run(int size, const struct urel_msg_attr *attr,
 	}
 	for (int r = 0; r < size; r++) {
 		close(fds[r][0]);
-		if (waitpid(pids[r], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status)) {
+		if (waitpid(pids[r], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 			fprintf(stderr, "rank %d failed (status 0x%x)\n", r, status);
 			failed++;
 		}

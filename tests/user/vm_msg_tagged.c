@@ -23,8 +23,8 @@
 #include "urt_job.h"
 
 #define NSIZES 11
-static const size_t sizes[NSIZES] = { 0,     1,	    8,	    256,   257,	   5000,
-				      16384, 16385, 100000, 8,	   (1 << 20) + 3 };
+static const size_t sizes[NSIZES] = { 0,     1,	    8,	    256, 257,	       5000,
+				      16384, 16385, 100000, 8,	 (1 << 20) + 3 };
 #define MAXSZ ((1 << 20) + 3)
 #define REPS 2
 
@@ -60,8 +60,9 @@ static void send_all_start(struct urt_job *j, int to, uint64_t tag, uint8_t **bu
 	for (unsigned int i = 0; i < NSIZES * REPS; i++) {
 		bufs[i] = xmalloc(size_of(i));
 		fill(bufs[i], j->rank, i);
-		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[to], bufs[i], size_of(i), tag, 0, &reqs[i]),
-			     0);
+		URT_CHECK_EQ(
+			urel_msg_isend(j->m, j->peer[to], bufs[i], size_of(i), tag, 0, &reqs[i]),
+			0);
 	}
 }
 
@@ -83,7 +84,8 @@ static void check_msg(struct urt_job *j, const struct urel_msg_status *st, const
 	URT_CHECK_EQ(st->len, size_of(seq));
 	URT_CHECK_EQ(st->received, size_of(seq));
 	if (verify(buf, from, seq, st->len)) {
-		fprintf(stderr, "rank %d: message %llu from %d (%zu bytes) corrupt or out of order\n",
+		fprintf(stderr,
+			"rank %d: message %llu from %d (%zu bytes) corrupt or out of order\n",
 			j->rank, (unsigned long long)seq, from, st->len);
 		urt_failures++;
 	}
@@ -148,7 +150,8 @@ static void t_wildcards(struct urt_job *j)
 		char b[4][2] = { { 0 } };
 
 		/* Oldest first: wildcard, specific, catch-all, then a specific again. */
-		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, b[0], 2, 0x100, 0xff, &r[0]), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, b[0], 2, 0x100, 0xff, &r[0]),
+			     0);
 		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b[1], 2, 0x101, 0, &r[1]), 0);
 		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, b[2], 2, 0, UINT64_MAX, &r[2]),
 			     0);
@@ -283,7 +286,8 @@ static void t_truncation(struct urt_job *j)
 			URT_CHECK_EQ(st.received, caps[k]);
 			/* The bytes that fit are the message's first ones; nothing beyond. */
 			for (size_t i = 0; i < caps[k]; i++) {
-				if (buf[i] != urt_byte((uint64_t)k, (uint32_t)lens[k], (uint32_t)i)) {
+				if (buf[i] !=
+				    urt_byte((uint64_t)k, (uint32_t)lens[k], (uint32_t)i)) {
 					URT_CHECK(!"truncated bytes wrong");
 					break;
 				}
@@ -332,8 +336,8 @@ static void t_two_ranks(struct urt_job *j)
 	static const struct {
 		const char *name;
 		void (*fn)(struct urt_job *j);
-	} parts[] = { { "order", t_order },	  { "wildcards", t_wildcards },
-		      { "ssend", t_ssend },	  { "cancel", t_cancel },
+	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
+		      { "ssend", t_ssend },	      { "cancel", t_cancel },
 		      { "truncation", t_truncation }, { "probe", t_probe_waitany } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
@@ -358,8 +362,8 @@ static void t_alltoall(struct urt_job *j)
 
 	for (unsigned int i = 0; i < total / 2; i++) {
 		rbuf[i] = xmalloc(MAXSZ);
-		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]),
-			     0);
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]), 0);
 	}
 	urt_job_barrier(j);
 	for (unsigned int i = 0; i < n; i++) {
@@ -376,8 +380,8 @@ static void t_alltoall(struct urt_job *j)
 	}
 	for (unsigned int i = total / 2; i < total; i++) {
 		rbuf[i] = xmalloc(MAXSZ);
-		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]),
-			     0);
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]), 0);
 	}
 	/* The first half completes in any order (rendezvous ones last)... */
 	for (unsigned int c = 0; c < total / 2; c++) {
