@@ -17,7 +17,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "kunit_vis.h"
+#include <kunit/visibility.h>
 #include "reasm.h"
 #include "../../include/uapi/usnic_rel_wire.h"
 
