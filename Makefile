@@ -17,7 +17,14 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARN) -fPIC -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_VERSION := 0.1.0
+# PMIx (libpmix-dev) for urel_job_init_pmix(); without it that call says -ENOSYS.
+# Its headers are system headers: our warnings are not theirs.
+PMIX_LIBS := $(shell pkg-config --libs pmix 2>/dev/null)
+ifneq ($(PMIX_LIBS),)
+CPPFLAGS += -DUREL_HAVE_PMIX $(patsubst -I%,-isystem %,$(shell pkg-config --cflags pmix))
+endif
+
+LIB_VERSION := 0.2.0
 LIB_SONAME := libusnicrel.so.0
 LIB_SRCS := $(sort $(wildcard lib/*.c lib/msg/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -47,7 +54,7 @@ $(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include
 
 $(BUILD)/libusnicrel.so: $(LIB_OBJS) lib/libusnicrel.map
 	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libusnicrel.map \
-		-Wl,-z,defs -o $@.$(LIB_VERSION) $(LIB_OBJS)
+		-Wl,-z,defs -o $@.$(LIB_VERSION) $(LIB_OBJS) $(PMIX_LIBS) -lpthread
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(BUILD)/$(LIB_SONAME)
 	ln -sf libusnicrel.so.$(LIB_VERSION) $@
 
@@ -72,14 +79,14 @@ $(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.s
 tests: $(TESTS) tools examples
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
 bench-bins: $(BENCH_BINS)
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libusnicrel.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a $(PMIX_LIBS) -lpthread
 
 # The module for KDIR (default: the running kernel, else Debian's stock headers).
 module:
@@ -147,6 +154,7 @@ install-lib: lib
 	install -m 644 include/usnicrel.h include/usnicrel_msg.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		-e 's|@PRIVATE_LIBS@|$(PMIX_LIBS)|' \
 		lib/libusnicrel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libusnicrel.pc
 	$(foreach s,3 4 7,install -m 644 man/man$(s)/*.$(s) $(DESTDIR)$(MANDIR)/man$(s)/;)
 install-tools: tools

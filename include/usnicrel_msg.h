@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <usnicrel.h>
 
@@ -182,6 +183,70 @@ int urel_tag_pack(enum urel_tag_layout layout, uint32_t ctx, int src, int tag, u
 
 /* The fields of @bits (@src is UREL_ANY_SOURCE for UREL_TAG_FULL); -ERANGE for internal tags. */
 int urel_tag_unpack(enum urel_tag_layout layout, uint64_t bits, uint32_t *ctx, int *src, int *tag);
+
+/* --- Jobs and groups ------------------------------------------------------ */
+/*
+ * A job is the set of processes started together, each with a rank in
+ * [0, size) and one endpoint, whose addresses every rank knows. A group is
+ * an ordered set of a job's ranks with a context id: traffic of two groups
+ * never matches. Groups pack (context, source rank, tag) with one of the
+ * tag layouts above; their collectives use internal tags (the tag's reserved
+ * bit) in the group's context, which user receives never accept.
+ */
+struct urel_job;
+struct urel_group;
+
+/*
+ * Explicit bootstrap: this process is @rank of @size, @addrs[r] is rank r's
+ * endpoint address (@addrs[rank] is @m's own); every other rank is inserted
+ * into the endpoint's address vector.
+ */
+int urel_job_init(struct urel_msg *m, int rank, int size, const struct sockaddr_storage *addrs,
+		  struct urel_job **jp);
+
+/*
+ * Bootstrap through PMIx (a launcher such as Open MPI's mpirun or Slurm's
+ * srun --mpi=pmix): rank and size from the PMIx server; @m's endpoint
+ * address is put, committed and exchanged by a fence. -ENOSYS when the
+ * library was built without PMIx, -ENOENT when no PMIx server is reachable.
+ */
+int urel_job_init_pmix(struct urel_msg *m, struct urel_job **jp);
+
+/* Leave the job (PMIx_Finalize for a PMIx job); NULL is ignored. */
+int urel_job_fini(struct urel_job *j);
+
+int urel_job_rank(const struct urel_job *j);
+int urel_job_size(const struct urel_job *j);
+
+/* Rank @rank's peer handle; 0 for this process or a bad rank. */
+urel_peer_t urel_job_peer(const struct urel_job *j, int rank);
+
+/* The group of all ranks (context id 1), packing tags with @layout. */
+int urel_group_world(struct urel_job *j, enum urel_tag_layout layout, struct urel_group **gp);
+
+/* Collective over @g: a copy with a new context id, agreed by all members. */
+int urel_group_dup(struct urel_group *g, struct urel_group **gp);
+
+int urel_group_free(struct urel_group *g);
+int urel_group_rank(const struct urel_group *g);
+int urel_group_size(const struct urel_group *g);
+uint32_t urel_group_context(const struct urel_group *g);
+
+/* Tagged messages between ranks of @g; @src may be UREL_ANY_SOURCE, @tag UREL_ANY_TAG. */
+int urel_group_isend(struct urel_group *g, int dest, const void *buf, size_t len, int tag,
+		     unsigned int flags, struct urel_msg_req **reqp);
+int urel_group_irecv(struct urel_group *g, int src, void *buf, size_t len, int tag,
+		     struct urel_msg_req **reqp);
+
+/* The group rank and tag of a status of @g's traffic. */
+int urel_group_source(const struct urel_group *g, const struct urel_msg_status *st, int *src,
+		      int *tag);
+
+/* Collectives over @g (every member calls them in the same order). */
+int urel_group_barrier(struct urel_group *g);
+
+/* Rank r's @len bytes of @sendbuf land at @recvbuf + r * @len on every rank. */
+int urel_group_allgather(struct urel_group *g, const void *sendbuf, size_t len, void *recvbuf);
 
 #ifdef __cplusplus
 }

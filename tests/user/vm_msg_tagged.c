@@ -14,7 +14,8 @@
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         one 64 MiB message (far above the channel's max_msg).
- * Usage: vm_msg_tagged [order|wildcards|...|all|big]
+ * Usage: vm_msg_tagged [all|quick|attr|two|alltoall|big]; quick (for the debug kernel)
+ * is one round without the 1 MiB messages.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,9 +29,13 @@ static const size_t sizes[NSIZES] = { 0,     1,	    8,	    256, 257,	       5000
 #define MAXSZ ((1 << 20) + 3)
 #define REPS 2
 
+/* "quick" (the debug kernel): one round, nothing above 100000 bytes. */
+static unsigned int nsizes = NSIZES, reps = REPS;
+#define COUNT (nsizes * reps)
+
 static size_t size_of(uint64_t seq)
 {
-	return sizes[seq % NSIZES];
+	return sizes[seq % nsizes];
 }
 
 /* Payload of message @seq from @rank: distinct per sender and sequence. */
@@ -57,7 +62,7 @@ static uint8_t *xmalloc(size_t n)
 static void send_all_start(struct urt_job *j, int to, uint64_t tag, uint8_t **bufs,
 			   struct urel_msg_req **reqs)
 {
-	for (unsigned int i = 0; i < NSIZES * REPS; i++) {
+	for (unsigned int i = 0; i < COUNT; i++) {
 		bufs[i] = xmalloc(size_of(i));
 		fill(bufs[i], j->rank, i);
 		URT_CHECK_EQ(
@@ -68,8 +73,8 @@ static void send_all_start(struct urt_job *j, int to, uint64_t tag, uint8_t **bu
 
 static void send_all_finish(uint8_t **bufs, struct urel_msg_req **reqs)
 {
-	URT_CHECK_EQ(urel_msg_waitall(NSIZES * REPS, reqs, NULL), 0);
-	for (unsigned int i = 0; i < NSIZES * REPS; i++) {
+	URT_CHECK_EQ(urel_msg_waitall(COUNT, reqs, NULL), 0);
+	for (unsigned int i = 0; i < COUNT; i++) {
 		URT_CHECK(reqs[i] == NULL);
 		free(bufs[i]);
 	}
@@ -107,7 +112,7 @@ static void t_order(struct urt_job *j)
 		struct urel_msg_status s;
 
 		urt_job_barrier(j);
-		for (unsigned int i = 0; i < NSIZES * REPS; i++) {
+		for (unsigned int i = 0; i < COUNT; i++) {
 			memset(buf, 0, MAXSZ);
 			URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, MAXSZ, 1, 0, &s), 0);
 			check_msg(j, &s, buf, 0, i, 1);
@@ -121,15 +126,15 @@ static void t_order(struct urt_job *j)
 		send_all_start(j, 1, 2, bufs, reqs);
 		send_all_finish(bufs, reqs);
 	} else {
-		for (unsigned int i = 0; i < NSIZES * REPS; i++) {
+		for (unsigned int i = 0; i < COUNT; i++) {
 			bufs[i] = xmalloc(size_of(i));
 			URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], bufs[i], size_of(i), 2, 0,
 						    &reqs[i]),
 				     0);
 		}
 		urt_job_barrier(j);
-		URT_CHECK_EQ(urel_msg_waitall(NSIZES * REPS, reqs, st), 0);
-		for (unsigned int i = 0; i < NSIZES * REPS; i++) {
+		URT_CHECK_EQ(urel_msg_waitall(COUNT, reqs, st), 0);
+		for (unsigned int i = 0; i < COUNT; i++) {
 			check_msg(j, &st[i], bufs[i], 0, i, 2);
 			free(bufs[i]);
 		}
@@ -351,7 +356,7 @@ static void t_two_ranks(struct urt_job *j)
 /* Every rank sends every size to every other; receives take ANY_PEER, half posted late. */
 static void t_alltoall(struct urt_job *j)
 {
-	unsigned int n = NSIZES * REPS, total = n * (unsigned int)(j->size - 1);
+	unsigned int n = COUNT, total = n * (unsigned int)(j->size - 1);
 	struct urel_msg_req **sreq = calloc(total, sizeof(*sreq));
 	struct urel_msg_req **rreq = calloc(total, sizeof(*rreq));
 	uint8_t **sbuf = calloc(total, sizeof(*sbuf)), **rbuf = calloc(total, sizeof(*rbuf));
@@ -476,14 +481,18 @@ int main(int argc, char **argv)
 	/* Small limits too: every protocol boundary moves, the same checks hold. */
 	struct urel_msg_attr small = { .tiny_max = 8, .eager_max = 300, .rndv_chunk = 4096 };
 
-	if (all || !strcmp(what, "attr"))
-		check_attr();
-	if (all || !strcmp(what, "two")) {
-		ret |= urt_job_run(2, NULL, t_two_ranks, 240);
-		ret |= urt_job_run(2, &small, t_two_ranks, 240);
+	if (!strcmp(what, "quick")) {
+		nsizes = NSIZES - 1;
+		reps = 1;
 	}
-	if (all || !strcmp(what, "alltoall"))
-		ret |= urt_job_run(4, NULL, t_alltoall, 240);
+	if (all || !strcmp(what, "quick") || !strcmp(what, "attr"))
+		check_attr();
+	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
+		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
+		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+	}
+	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
+		ret |= urt_job_run(4, NULL, t_alltoall, 500);
 	if (!strcmp(what, "big"))
 		ret |= urt_job_run(2, NULL, t_big, 600);
 	if (ret)
