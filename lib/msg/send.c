@@ -110,7 +110,7 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 	r->st.len = len;
 	rndv = len > m->attr.eager_max;
 	if (rndv) {
-		ret = urel_mr_reg(m->dev, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
+		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
 		if (ret) {
 			free(r);
 			return ret;
