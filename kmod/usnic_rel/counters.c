@@ -56,6 +56,12 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RETX_FAST] = "retx_fast",
 	[USNIC_REL_CNT_PEERS_DEAD] = "peers_dead",
 	[USNIC_REL_CNT_PEER_RESETS] = "peer_resets",
+	[USNIC_REL_CNT_RX_UNVERIFIED] = "rx_unverified",
+	[USNIC_REL_CNT_CHALLENGES_SENT] = "challenges_sent",
+	[USNIC_REL_CNT_CHALLENGES_LIMITED] = "challenges_limited",
+	[USNIC_REL_CNT_HELLOS_SENT] = "hellos_sent",
+	[USNIC_REL_CNT_HANDSHAKES] = "handshakes_completed",
+	[USNIC_REL_CNT_PEERS_STALLED] = "peers_stalled",
 	[USNIC_REL_CNT_RDMA_STARTED] = "rdma_started",
 	[USNIC_REL_CNT_RDMA_FAILED] = "rdma_failed",
 	[USNIC_REL_CNT_RDMA_SERVED] = "rdma_served",
@@ -142,7 +148,11 @@ static ssize_t pid_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", to_ep_sysfs(kobj)->pid);
 }
 
-static struct kobj_attribute usnic_rel_attr_pid = __ATTR_RO(pid);
+/*
+ * Which process owns an endpoint, and the incarnation a forged packet
+ * would need, are root's to read: other users see neither.
+ */
+static struct kobj_attribute usnic_rel_attr_pid = __ATTR(pid, 0400, pid_show, NULL);
 
 static ssize_t incarnation_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
@@ -150,7 +160,8 @@ static ssize_t incarnation_show(struct kobject *kobj,
 	return sysfs_emit(buf, "0x%08x\n", to_ep_sysfs(kobj)->ep->incarnation);
 }
 
-static struct kobj_attribute usnic_rel_attr_incarnation = __ATTR_RO(incarnation);
+static struct kobj_attribute usnic_rel_attr_incarnation =
+	__ATTR(incarnation, 0400, incarnation_show, NULL);
 
 static ssize_t mtu_cmd_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
