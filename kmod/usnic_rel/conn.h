@@ -104,6 +104,8 @@ struct usnic_rel_chan_conn {
 	struct list_head resps;		/* struct usnic_rel_rdma_resp, oldest first */
 	u32 nr_resps;
 	struct usnic_rel_rx_put put;
+	struct list_head sendq;		/* struct usnic_rel_sq_cur, parked in order */
+	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
@@ -122,6 +124,7 @@ enum usnic_rel_conn_state {
 struct usnic_rel_conn {
 	spinlock_t lock;		/* everything in this structure */
 	enum usnic_rel_conn_state state;
+	u32 epoch;			/* new sequence space: new value, unique per ep */
 	u32 remote_incarnation;		/* 0 until heard from */
 	u32 prev_incarnation;		/* the one before a restart: stale */
 	struct usnic_rel_rto rto;
@@ -140,6 +143,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			     int status);
 void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			  u32 incarnation);
+bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 
