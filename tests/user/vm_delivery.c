@@ -226,12 +226,29 @@ static bool cq_take(struct urt_ep *ep, struct usnic_rel_cqe *cqe)
 	return true;
 }
 
+static void *ep_region_hdr(struct urt_ep *ep, int region)
+{
+	return ep->region[region];
+}
+
 static void dump_counters(const char *who, struct urt_ep *ep)
 {
-	static const char *const names[] = { "rx_messages",	     "rx_bad_header",
-					     "rx_duplicate",	     "rx_out_of_window",
-					     "rx_stale_incarnation", "rx_msg_aborted",
-					     "peer_resets",	     "tx_parked" };
+	static const char *const names[] = { "rx_no_buf",
+					     "rx_out_of_order",
+					     "rx_hold_full",
+					     "retx_timeout",
+					     "retx_fast",
+					     "peers_dead",
+					     "tx_data_packets",
+					     "rx_packets",
+					     "rx_messages",
+					     "rx_bad_header",
+					     "rx_duplicate",
+					     "rx_out_of_window",
+					     "rx_stale_incarnation",
+					     "rx_msg_aborted",
+					     "peer_resets",
+					     "tx_parked" };
 
 	printf("  %s:", who);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -572,13 +589,23 @@ static void check_doorbell(void)
 	urt_post_all_rx(&rx);
 	child = fork();
 	if (child == 0) {
-		for (uint32_t i = 0; i < DB_MSGS; i++) {
-			queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i);
-			if (i % 16 == 15 || i == DB_MSGS - 1)
-				ring(&tx, USNIC_REL_CHAN_DATA);
-			while (cq_take(&tx, &cqe))
+		uint32_t *head = urt_ring_head(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t *tail = urt_ring_tail(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t done = 0, i = 0;
+		long long end = now_ms() + 4 * DEADLINE_MS;
+
+		/* Completions are taken while ringing: they free the CQ slots sends need. */
+		while (done < DB_MSGS && now_ms() < end) {
+			while (i < DB_MSGS && *tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < 16)
+				queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i++);
+			URT_CHECK(urt_doorbell(&tx, 1U << USNIC_REL_CHAN_DATA) >= 0);
+			while (cq_take(&tx, &cqe)) {
 				URT_CHECK_EQ(cqe.status, 0);
+				done++;
+			}
+			usleep(100);
 		}
+		URT_CHECK_EQ(done, DB_MSGS);
 		_exit(urt_failures ? 1 : 0);
 	}
 	while (got < DB_MSGS && now_ms() - last < 30000) {
@@ -592,6 +619,13 @@ static void check_doorbell(void)
 	}
 	printf("  %u of %d messages; rx_no_buf %lld\n", got, DB_MSGS,
 	       urt_counter(rx.info.debug_id, "rx_no_buf"));
+	if (got < DB_MSGS) {
+		uint32_t *fr = (uint32_t *)ep_region_hdr(&rx, USNIC_REL_REGION_RX_FREE);
+
+		printf("  rx_free head %u tail %u flags %u\n", fr[0], fr[16], fr[17]);
+		dump_counters("tx", &tx);
+		dump_counters("rx", &rx);
+	}
 	URT_CHECK_EQ(got, DB_MSGS);
 	if (got < DB_MSGS)
 		kill(child, SIGKILL);
