@@ -92,6 +92,7 @@ static void usnic_rel_rx_need_buffers(struct usnic_rel_ep *ep,
 
 	WRITE_ONCE(ep->rx_free.hdr->flags, USNIC_REL_RING_F_NEED_DOORBELL);
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_NO_BUF, 1);
+	/* Flag store before tail load; pairs with userspace's fence. */
 	smp_mb();
 	spin_lock(&ep->rx_lock);
 	ready = usnic_rel_cq_space(ep) && usnic_rel_ring_avail(ep, &ep->rx_free);
