@@ -32,7 +32,7 @@ EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
 .PHONY: all lib tools examples tests bench-bins module module-stock module-debug debug-kernel \
-	deps check demo bench clean install
+	deps check demo bench clean install sparse
 all: lib tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
@@ -107,6 +107,15 @@ module-debug: debug-kernel
 	$(MAKE) -C $$(tests/vm/build-debug-kernel) M=$(BUILD)/kmod-debug W=1 modules 2>&1 \
 		| tee $(BUILD)/kmod-debug.log
 	@! grep -E 'warning:|error:' $(BUILD)/kmod-debug.log
+
+# sparse over the module (and, on the debug kernel, the KUnit suites); C=2 checks
+# every file whether rebuilt or not. Any report fails.
+sparse: module-stock module-debug
+	$(MAKE) -C /usr/src/linux-headers-$$(tests/vm/stock-kernel) M=$(BUILD)/kmod-stock \
+		C=2 CHECK=sparse modules 2>&1 | tee $(BUILD)/sparse-stock.log
+	$(MAKE) -C $$(tests/vm/build-debug-kernel) M=$(BUILD)/kmod-debug \
+		C=2 CHECK=sparse modules 2>&1 | tee $(BUILD)/sparse-debug.log
+	@! grep -E 'warning:|error:' $(BUILD)/sparse-stock.log $(BUILD)/sparse-debug.log
 
 deps:
 	@scripts/install-deps

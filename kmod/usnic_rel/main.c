@@ -23,23 +23,28 @@ MODULE_PARM_DESC(cmd_mtu, "Payload bytes per command-channel packet (256..1024, 
 
 unsigned int usnic_rel_rto_min_us = 5000;
 module_param_named(rto_min_us, usnic_rel_rto_min_us, uint, 0444);
-MODULE_PARM_DESC(rto_min_us, "Retransmit timeout floor in microseconds (default 5000)");
+MODULE_PARM_DESC(rto_min_us, "Retransmit timeout floor in microseconds (200..1000000, default 5000)");
 
 unsigned int usnic_rel_rto_max_us = 2000000;
 module_param_named(rto_max_us, usnic_rel_rto_max_us, uint, 0444);
-MODULE_PARM_DESC(rto_max_us, "Retransmit timeout ceiling in microseconds (default 2000000)");
+MODULE_PARM_DESC(rto_max_us, "Retransmit timeout ceiling in microseconds (rto_min_us..60000000, default 2000000)");
 
 unsigned int usnic_rel_ack_delay_us = 1000;
 module_param_named(ack_delay_us, usnic_rel_ack_delay_us, uint, 0444);
-MODULE_PARM_DESC(ack_delay_us, "Longest delay of a coalesced ACK in microseconds (default 1000)");
+MODULE_PARM_DESC(ack_delay_us, "Longest delay of a coalesced ACK in microseconds (0..rto_min_us, default 1000)");
 
 unsigned int usnic_rel_ack_every = 32;
 module_param_named(ack_every, usnic_rel_ack_every, uint, 0444);
-MODULE_PARM_DESC(ack_every, "Send an ACK at least every this many received packets (default 32)");
+MODULE_PARM_DESC(ack_every, "Send an ACK at least every this many received packets (1..send_window/2, default 32)");
 
 unsigned int usnic_rel_retry_limit = 12;
 module_param_named(retry_limit, usnic_rel_retry_limit, uint, 0444);
-MODULE_PARM_DESC(retry_limit, "Timeouts in a row before a peer is declared dead (default 12)");
+MODULE_PARM_DESC(retry_limit, "Timeouts in a row before a peer is declared dead (1..64, default 12)");
+
+/* Bounds of the timer parameters; see usnic_rel_check_params(). */
+#define USNIC_REL_RTO_FLOOR_US		200U
+#define USNIC_REL_RTO_CEILING_US	60000000U
+#define USNIC_REL_RETRY_LIMIT_MAX	64U
 
 struct workqueue_struct *usnic_rel_wq;
 
@@ -55,9 +60,23 @@ static int __init usnic_rel_check_params(void)
 		pr_err("cmd_mtu=%u: must be in 256..1024\n", usnic_rel_cmd_mtu);
 		return -EINVAL;
 	}
-	if (!usnic_rel_rto_min_us || usnic_rel_rto_min_us > usnic_rel_rto_max_us) {
-		pr_err("rto_min_us=%u rto_max_us=%u: need 0 < min <= max\n",
-		       usnic_rel_rto_min_us, usnic_rel_rto_max_us);
+	/*
+	 * The timers are jiffies and hrtimers armed from these: an RTO below
+	 * 200 us resends faster than any real path answers, and above a
+	 * minute a dead peer holds its sends for hours.
+	 */
+	if (usnic_rel_rto_min_us < USNIC_REL_RTO_FLOOR_US ||
+	    usnic_rel_rto_max_us > USNIC_REL_RTO_CEILING_US ||
+	    usnic_rel_rto_min_us > usnic_rel_rto_max_us) {
+		pr_err("rto_min_us=%u rto_max_us=%u: need %u <= min <= max <= %u\n",
+		       usnic_rel_rto_min_us, usnic_rel_rto_max_us,
+		       USNIC_REL_RTO_FLOOR_US, USNIC_REL_RTO_CEILING_US);
+		return -EINVAL;
+	}
+	/* An ACK held past the sender's RTO makes it resend what arrived. */
+	if (usnic_rel_ack_delay_us > usnic_rel_rto_min_us) {
+		pr_err("ack_delay_us=%u: must be at most rto_min_us (%u)\n",
+		       usnic_rel_ack_delay_us, usnic_rel_rto_min_us);
 		return -EINVAL;
 	}
 	if (!usnic_rel_ack_every || usnic_rel_ack_every > usnic_rel_send_window / 2) {
@@ -65,8 +84,10 @@ static int __init usnic_rel_check_params(void)
 		       usnic_rel_ack_every);
 		return -EINVAL;
 	}
-	if (!usnic_rel_retry_limit) {
-		pr_err("retry_limit must be at least 1\n");
+	if (!usnic_rel_retry_limit ||
+	    usnic_rel_retry_limit > USNIC_REL_RETRY_LIMIT_MAX) {
+		pr_err("retry_limit=%u: must be in 1..%u\n",
+		       usnic_rel_retry_limit, USNIC_REL_RETRY_LIMIT_MAX);
 		return -EINVAL;
 	}
 	return 0;

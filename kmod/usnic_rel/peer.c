@@ -23,7 +23,7 @@ static u32 usnic_rel_peer_hash_v4(__be32 addr, __be16 port)
 
 static u32 usnic_rel_peer_hash_v6(const struct in6_addr *addr, __be16 port)
 {
-	return jhash2(addr->s6_addr32, 4, (__force u32)port);
+	return jhash2((__force const u32 *)addr->s6_addr32, 4, (__force u32)port);
 }
 
 struct usnic_rel_peer *usnic_rel_peer_lookup_v4(struct usnic_rel_ep *ep,

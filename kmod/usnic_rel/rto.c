@@ -13,7 +13,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 
-#include "kunit_vis.h"
+#include <kunit/visibility.h>
 #include "rto.h"
 
 static void usnic_rel_rto_update(struct usnic_rel_rto *r)

@@ -12,7 +12,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-#include "kunit_vis.h"
+#include <kunit/visibility.h>
 #include "rxwin.h"
 #include "seq.h"
 #include "txwin.h"

@@ -13,7 +13,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-#include "kunit_vis.h"
+#include <kunit/visibility.h>
 #include "seq.h"
 #include "txwin.h"
 #include "../../include/uapi/usnic_rel_wire.h"

@@ -9,7 +9,7 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
-#include "kunit_vis.h"
+#include <kunit/visibility.h>
 #include "wire.h"
 
 static_assert(sizeof(struct usnic_rel_hdr) == 40);

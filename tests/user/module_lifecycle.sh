@@ -20,12 +20,18 @@ rmmod usnic_rel
 [ ! -e /dev/usnic_rel ] || fail "/dev/usnic_rel left behind"
 [ ! -d /sys/kernel/debug/usnic_rel ] || fail "debugfs directory left behind"
 
-for bad in send_window=1000 send_window=8192 cmd_mtu=64 rto_min_us=0 ack_every=0 retry_limit=0; do
-	if insmod "$ko" "$bad" 2>/dev/null; then
+# Every parameter has both bounds checked, and the ones that depend on each other.
+for bad in send_window=1000 send_window=8192 send_window=0 cmd_mtu=64 cmd_mtu=1025 \
+	rto_min_us=0 rto_min_us=199 rto_max_us=60000001 "rto_min_us=9000 rto_max_us=8000" \
+	ack_delay_us=5001 "rto_min_us=1000 ack_delay_us=1001" ack_delay_us=4294967295 \
+	ack_every=0 ack_every=2049 "send_window=64 ack_every=33" retry_limit=0 retry_limit=65; do
+	# shellcheck disable=SC2086 # $bad may hold two parameters
+	if insmod "$ko" $bad 2>/dev/null; then
 		rmmod usnic_rel
 		fail "accepted $bad"
 	fi
 done
-insmod "$ko" send_window=64 ack_every=8
+insmod "$ko" send_window=64 ack_every=8 rto_min_us=200 ack_delay_us=100 retry_limit=64 \
+	rto_max_us=60000000
 rmmod usnic_rel
 echo "module_lifecycle: ok"
