@@ -491,9 +491,13 @@ again:
 		spin_unlock_bh(&conn->lock);
 		usnic_rel_txbuf_put(b);
 		room = hlen + frag;
-		b = usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
-		if (!b)
+		b = usnic_rel_fault_nomem(ep) ? NULL :
+		    usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
+		if (!b) {
+			/* The answer stays owed: try again soon. */
+			usnic_rel_send_retry_later(ep);
 			return false;
+		}
 		goto again;
 	}
 	b->len = hlen + frag;

@@ -216,8 +216,8 @@ static int usnic_rel_send_cur(struct usnic_rel_ep *ep,
 	return ret;
 }
 
-/* Memory was short: try the parked sends again soon, not in a loop. */
-static void usnic_rel_send_retry_later(struct usnic_rel_ep *ep)
+/* Memory was short: try parked sends and owed answers again soon, not in a loop. */
+void usnic_rel_send_retry_later(struct usnic_rel_ep *ep)
 {
 	queue_delayed_work(usnic_rel_wq, &ep->tx_retry,
 			   msecs_to_jiffies(USNIC_REL_TX_RETRY_MS));
@@ -401,9 +401,12 @@ static void usnic_rel_tx_retry(struct work_struct *work)
 	mutex_lock(&ep->tx_lock);
 	if (!ep->dead) {
 		/* Removal waits for tx_lock, which we hold: the peers stay. */
-		xa_for_each(&ep->peers, handle, peer)
+		xa_for_each(&ep->peers, handle, peer) {
+			if (usnic_rel_rdma_resp_pending(&peer->conn))
+				usnic_rel_rdma_respond(ep, peer);
 			if (usnic_rel_conn_parked(&peer->conn))
 				usnic_rel_send_parked(ep, peer);
+		}
 		if (READ_ONCE(ep->sq_blocked))
 			usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD |
 					USNIC_REL_DB_SQ_DATA);

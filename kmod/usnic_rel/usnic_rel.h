@@ -304,6 +304,7 @@ void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 void usnic_rel_send_final_acks(struct usnic_rel_ep *ep);
 void usnic_rel_send_init(struct usnic_rel_ep *ep);
 void usnic_rel_send_stop(struct usnic_rel_ep *ep);
+void usnic_rel_send_retry_later(struct usnic_rel_ep *ep);
 void usnic_rel_send_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 void usnic_rel_send_parked_cancel(struct usnic_rel_ep *ep,
 				  struct usnic_rel_peer *peer, int status);

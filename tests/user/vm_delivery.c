@@ -12,18 +12,16 @@
  *             of two sequence spaces.
  *   remove    The same when the sender removes the peer and inserts it again
  *             (same handle) after the receiver restarted: -ECANCELED.
- *   nomem     Every Nth allocation of the sender's send path fails (debugfs
- *             fault_nomem_every) while multi-fragment messages and PUTs go
- *             out: every send completes successfully (retried), every message
- *             arrives intact and in order, every PUT lands, with so few
- *             receive buffers and CQ slots that one leak would stall the run.
- *   slow      One sender, a peer S that never returns receive buffers and a
- *             peer F that does: F gets all its messages while S is alive,
- *             and the sends to S complete with -ECANCELED when S is removed.
- *             Prints F's time alone and beside S (same run; no threshold).
- *   doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only
- *             when it sees NEED_DOORBELL after returning a buffer, against a
- *             sender that reorders: every message arrives, nothing hangs.
+ *   nomem     Every Nth allocation of the sender's send path, and of the
+ *             target's answers, fails (debugfs fault_nomem_every) while
+ *             multi-fragment messages and PUTs go out: every send completes successfully (retried),
+ * every message arrives intact and in order, every PUT lands, with so few receive buffers and CQ
+ * slots that one leak would stall the run. slow      One sender, a peer S that never returns
+ * receive buffers and a peer F that does: F gets all its messages while S is alive, and the sends
+ * to S complete with -ECANCELED when S is removed. Prints F's time alone and beside S (same run; no
+ * threshold). doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only when it sees
+ * NEED_DOORBELL after returning a buffer, against a sender that reorders: every message arrives,
+ * nothing hangs.
  *
  * Usage: vm_delivery [CASE...] (default: all).
  */
@@ -419,6 +417,8 @@ static void check_nomem(void)
 	urt_post_all_rx(&rx);
 	URT_CHECK_EQ(urt_ioctl(rx.fd, USNIC_REL_IOC_REG_MR, &mr), 0);
 	fault_set(&tx, "nomem_every", 3);
+	/* The target's answers to the PUTs too. */
+	fault_set(&rx, "nomem_every", 2);
 
 	for (int round = 0; round < NOMEM_ROUNDS; round++) {
 		uint32_t slot = 64 * 1024, base = id, put_len = 6 * mtu + 11;
@@ -486,7 +486,9 @@ out:
 	       NOMEM_ROUNDS * NOMEM_PUTS, fault_count(&tx, "nomem"));
 	URT_CHECK(fault_count(&tx, "nomem") > 0);
 	URT_CHECK_EQ(next_rx, id);
+	URT_CHECK(fault_count(&rx, "nomem") > 0);
 	fault_set(&tx, "nomem_every", 0);
+	fault_set(&rx, "nomem_every", 0);
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
