@@ -7,8 +7,9 @@
  * does the endpoint's teardown. Rates are in parts per million; each file
  * refuses values above 1000000 with -EINVAL. ep<N>/fault_nomem_every = N
  * makes every Nth allocation of the send path (a packet, a parked send, an
- * answer to a one-sided request) fail as if memory were short (0: never). ep<N>/fault counts what was
- * done. Dropped, duplicated and reordered packets count in tx_packets once.
+ * answer to a one-sided request) fail as if memory were short (0: never).
+ * ep<N>/fault counts what was done. Dropped, duplicated and reordered
+ * packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
 #include <linux/random.h>
