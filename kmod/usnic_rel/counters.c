@@ -60,6 +60,7 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_FAILED] = "rdma_failed",
 	[USNIC_REL_CNT_RDMA_SERVED] = "rdma_served",
 	[USNIC_REL_CNT_RDMA_BAD_RKEY] = "rdma_bad_rkey",
+	[USNIC_REL_CNT_RDMA_LOCKED_OUT] = "rdma_locked_out",
 	[USNIC_REL_CNT_RDMA_REFUSED] = "rdma_refused",
 	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
 	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",

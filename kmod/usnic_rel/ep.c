@@ -216,6 +216,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	xa_init_flags(&ep->peers, XA_FLAGS_ALLOC);
 	hash_init(ep->peer_hash);
 	ep->ctx = ctx;
+	ep->serial = ++ctx->ep_serial;
 	ep->net = ctx->net;
 	ep->family = arg->addr.family;
 	ep->incarnation = get_random_u32() ?: 1;

@@ -42,7 +42,7 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 	if (sqe->opcode != USNIC_REL_OP_SEND)
 		return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
 	if (sqe->flags & ~USNIC_REL_SQE_INLINE || sqe->reserved0 ||
-	    sqe->reserved1 || sqe->reserved2[0] || sqe->reserved2[1] ||
+	    sqe->reserved2[0] || sqe->reserved2[1] ||
 	    sqe->rkey || sqe->remote_off)
 		return -EINVAL;
 	if (sqe->len > ep->max_msg[chan])

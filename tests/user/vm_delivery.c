@@ -415,6 +415,7 @@ static void check_nomem(void)
 	peer = av_insert(&tx, &rx);
 	av_insert(&rx, &tx);
 	urt_post_all_rx(&rx);
+	mr.ep_id = rx.info.ep_id;
 	URT_CHECK_EQ(urt_ioctl(rx.fd, USNIC_REL_IOC_REG_MR, &mr), 0);
 	fault_set(&tx, "nomem_every", 3);
 	/* The target's answers to the PUTs too. */
