@@ -53,6 +53,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	spin_lock_init(&conn->lock);
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	conn->epoch = atomic_inc_return(&peer->ep->conn_epochs);
+	usnic_rel_hs_new_epoch(conn);
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
 	/* All lists first: the error path frees every channel. */
@@ -65,7 +66,8 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		ret = usnic_rel_txwin_init(&c->tx, size, 0, GFP_KERNEL_ACCOUNT);
+		ret = usnic_rel_txwin_init(&c->tx, size, conn->tx_isn[i],
+					   GFP_KERNEL_ACCOUNT);
 		if (ret)
 			goto err;
 		ret = usnic_rel_rxwin_init(&c->rx, size, 0, usnic_rel_ack_every,
@@ -165,10 +167,12 @@ bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn)
 /*
  * Complete every outstanding send with @status, hand a partly received
  * message's buffer back to userspace, forget the held packets and start
- * both directions of every channel afresh. A message or PUT partly sent
- * belongs to the sequence space that ends here: the new epoch makes the
- * send path complete it with an error instead of sending the rest (it
- * holds it, maybe between two packets, so it is not touched here).
+ * both directions of every channel afresh: ours at the epoch's initial
+ * sequence numbers, the peer's at 0 until a pairing sets them. A message
+ * or PUT partly sent belongs to the sequence space that ends here: the new
+ * epoch makes the send path complete it with an error instead of sending
+ * the rest (it holds it, maybe between two packets, so it is not touched
+ * here).
  * Caller holds conn->lock.
  */
 void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
@@ -190,7 +194,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 				usnic_rel_conn_post(ep, b, status);
 			usnic_rel_txbuf_put(b);
 		}
-		usnic_rel_txwin_reset(&c->tx, 0);
+		usnic_rel_txwin_reset(&c->tx, conn->tx_isn[i]);
 		usnic_rel_rx_msg_abort(ep, peer, i, status);
 		for (s = 0; s < c->rx.size; s++) {
 			kfree_skb(c->held[s]);
@@ -216,17 +220,24 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 }
 
 /*
- * The peer restarted (a new incarnation): what was in flight to its old life
- * is lost. Caller holds conn->lock.
+ * The peer stopped answering (retry limit) or making progress (@stalled):
+ * what was outstanding fails with -ETIMEDOUT, sends fail at once from now
+ * on, and our side starts a new epoch, so that the peer, which may still
+ * hold the old one, must pair with us again through a handshake before
+ * anything else passes. Caller holds conn->lock.
  */
-void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-			  u32 incarnation)
+void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			 bool stalled)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
-	usnic_rel_conn_fail_all(ep, peer, -ECONNRESET);
-	conn->prev_incarnation = conn->remote_incarnation;
-	conn->remote_incarnation = incarnation;
-	conn->state = USNIC_REL_CONN_ACTIVE;
-	usnic_rel_count(ep, USNIC_REL_CNT_PEER_RESETS, 1);
+	conn->state = USNIC_REL_CONN_DEAD;
+	usnic_rel_hs_new_epoch(conn);
+	usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
+	usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+	if (stalled)
+		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_STALLED, 1);
+	/* A send parked on the full window fails now, not at the next doorbell. */
+	if (READ_ONCE(ep->sq_blocked))
+		usnic_rel_tx_work_kick(peer);
 }

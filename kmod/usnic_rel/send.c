@@ -133,8 +133,12 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	if (usnic_rel_rdma_finished(cur))
 		goto unlock;
 	if (conn->state != USNIC_REL_CONN_ACTIVE) {
-		ret = conn->state == USNIC_REL_CONN_DEAD ? -EHOSTUNREACH :
-		      -ECANCELED;
+		ret = -ECANCELED;
+		if (conn->state == USNIC_REL_CONN_DEAD) {
+			/* Fails at once, but asks whether the peer is back. */
+			usnic_rel_hs_start(peer);
+			ret = -EHOSTUNREACH;
+		}
 		goto unlock_abort;
 	}
 	if (cur->sent && cur->epoch != conn->epoch) {
@@ -176,8 +180,14 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		b->cqe.channel = chan;
 	}
 	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
-	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
+	if (!conn->remote_incarnation) {
+		/* Held in the window until the handshake pairs the peer. */
+		usnic_rel_hs_start(peer);
+		spin_unlock_bh(&conn->lock);
+		return cur->sent == sqe->len ? 0 : -EAGAIN;
+	}
+	refcount_inc(&b->ref);
 	spin_unlock_bh(&conn->lock);
 
 	usnic_rel_batch_add(ep, peer, batch, b);
@@ -670,6 +680,7 @@ void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 	mutex_lock(&ep->tx_lock);
 	if (ep->dead)
 		goto out;
+	usnic_rel_hs_send(ep, peer);
 	usnic_rel_send_acks(ep, peer);
 	do {
 		more = false;

@@ -44,6 +44,7 @@ extern unsigned int usnic_rel_rto_max_us;
 extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
+extern unsigned int usnic_rel_stall_timeout_ms;
 
 /* Deferred work that may sleep and must finish before the module goes. */
 extern struct workqueue_struct *usnic_rel_wq;
@@ -103,6 +104,12 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_FAST,
 	USNIC_REL_CNT_PEERS_DEAD,
 	USNIC_REL_CNT_PEER_RESETS,
+	USNIC_REL_CNT_RX_UNVERIFIED,	/* from an incarnation not paired with us */
+	USNIC_REL_CNT_CHALLENGES_SENT,	/* HELLOs sent to ask for proof */
+	USNIC_REL_CNT_CHALLENGES_LIMITED, /* ... not sent: rate or size limit */
+	USNIC_REL_CNT_HELLOS_SENT,	/* every HELLO sent */
+	USNIC_REL_CNT_HANDSHAKES,	/* pairings with a verified peer */
+	USNIC_REL_CNT_PEERS_STALLED,	/* declared dead by stall_timeout_ms */
 	USNIC_REL_CNT_RDMA_STARTED,	/* one-sided ops this endpoint started */
 	USNIC_REL_CNT_RDMA_FAILED,	/* ... that completed with an error */
 	USNIC_REL_CNT_RDMA_SERVED,	/* ops executed here for a peer */
