@@ -150,7 +150,11 @@ static ssize_t pid_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", to_ep_sysfs(kobj)->pid);
 }
 
-static struct kobj_attribute usnic_rel_attr_pid = __ATTR_RO(pid);
+/*
+ * Which process owns an endpoint, and the incarnation a forged packet
+ * would need, are root's to read: other users see neither.
+ */
+static struct kobj_attribute usnic_rel_attr_pid = __ATTR(pid, 0400, pid_show, NULL);
 
 static ssize_t incarnation_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
@@ -158,7 +162,8 @@ static ssize_t incarnation_show(struct kobject *kobj,
 	return sysfs_emit(buf, "0x%08x\n", to_ep_sysfs(kobj)->ep->incarnation);
 }
 
-static struct kobj_attribute usnic_rel_attr_incarnation = __ATTR_RO(incarnation);
+static struct kobj_attribute usnic_rel_attr_incarnation =
+	__ATTR(incarnation, 0400, incarnation_show, NULL);
 
 static ssize_t mtu_cmd_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)

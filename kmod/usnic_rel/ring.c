@@ -10,6 +10,39 @@
 
 #include "usnic_rel.h"
 
+/*
+ * Zeroed memory userspace may map (VM_USERMAP), charged to the caller's
+ * memory cgroup page by page: vmalloc_user() is not charged, and the vmalloc
+ * variants that take both a gfp mask and VM flags are not exported. Freed
+ * with vfree(), which gives back the pages and their array
+ * (VM_MAP_PUT_PAGES).
+ */
+void *usnic_rel_vmalloc_user(size_t size)
+{
+	unsigned long i, n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	struct page **pages;
+	void *mem;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				      __GFP_NOWARN);
+		if (!pages[i])
+			goto err;
+	}
+	mem = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		   PAGE_KERNEL);
+	if (mem)
+		return mem;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
 int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 			 u32 entry_size)
 {
@@ -18,7 +51,7 @@ int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 	if (!is_power_of_2(entries))
 		return -EINVAL;
 	size = PAGE_ALIGN(size);
-	ring->mem = vmalloc_user(size);
+	ring->mem = usnic_rel_vmalloc_user(size);
 	if (!ring->mem)
 		return -ENOMEM;
 	ring->hdr = ring->mem;

@@ -44,6 +44,7 @@ extern unsigned int usnic_rel_rto_max_us;
 extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
+extern unsigned int usnic_rel_max_eps_per_user;
 extern unsigned int usnic_rel_stall_timeout_ms;
 
 /* Deferred work that may sleep and must finish before the module goes. */
@@ -58,6 +59,7 @@ struct usnic_rel_ctx {
 	struct xarray eps;		/* ep_id -> struct usnic_rel_ep */
 	struct xarray mrs;		/* low 32 bits of rkey -> struct usnic_rel_mr */
 	u64 ep_serial;			/* last endpoint serial given (lock) */
+	unsigned int nr_eps;		/* in @eps, against RLIMIT_NOFILE (lock) */
 	wait_queue_head_t wq;		/* woken when a CQE is posted */
 	struct net *net;		/* netns of the opener, referenced */
 };
@@ -164,6 +166,7 @@ struct usnic_rel_ep {
 	u32 id;
 	u32 debug_id;
 	u64 serial;			/* never reused in its context: binds MRs */
+	kuid_t owner;			/* charged for it (user.c), real uid */
 	u32 incarnation;
 	u16 family;
 	u16 port;			/* bound port, host order */
@@ -250,7 +253,12 @@ void usnic_rel_ep_put(struct usnic_rel_ep *ep);
 int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma);
 bool usnic_rel_ep_readable(struct usnic_rel_ep *ep);
 
+/* user.c */
+int usnic_rel_user_get_ep(kuid_t uid);
+void usnic_rel_user_put_ep(kuid_t uid);
+
 /* ring.c */
+void *usnic_rel_vmalloc_user(size_t size);
 int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 			 u32 entry_size);
 void usnic_rel_ring_free(struct usnic_rel_ring *ring);
