@@ -223,6 +223,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	ep->owner = current_uid();
 	kref_init(&ep->ref);
 	mutex_init(&ep->tx_lock);
+	usnic_rel_send_init(ep);
 	spin_lock_init(&ep->rx_lock);
 	xa_init_flags(&ep->peers, XA_FLAGS_ALLOC);
 	hash_init(ep->peer_hash);
@@ -293,6 +294,7 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	ep->dead = true;
 	usnic_rel_fault_flush(ep);
 	mutex_unlock(&ep->tx_lock);
+	usnic_rel_send_stop(ep);
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
