@@ -8,6 +8,7 @@
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 
+#include "ring_check.h"
 #include "usnic_rel.h"
 
 /*
@@ -93,8 +94,7 @@ u32 usnic_rel_ring_avail(struct usnic_rel_ep *ep, struct usnic_rel_ring *ring)
 		return 0;
 	/* Pairs with userspace's release of tail: entries before it are written. */
 	tail = smp_load_acquire(&ring->hdr->tail);
-	n = tail - ring->kidx;
-	if (n > ring->entries) {
+	if (usnic_rel_ring_count(tail, ring->kidx, ring->entries, &n)) {
 		usnic_rel_ring_mark_corrupt(ep, ring);
 		return 0;
 	}
@@ -112,8 +112,7 @@ u32 usnic_rel_cq_space(struct usnic_rel_ep *ep)
 		return 0;
 	/* Pairs with userspace's release of head: it is done reading those slots. */
 	head = smp_load_acquire(&cq->hdr->head);
-	used = cq->kidx - head;
-	if (used > cq->entries) {
+	if (usnic_rel_ring_count(cq->kidx, head, cq->entries, &used)) {
 		usnic_rel_ring_mark_corrupt(ep, cq);
 		return 0;
 	}
