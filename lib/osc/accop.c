@@ -68,41 +68,41 @@ int urel_osc_op_check(unsigned int type, unsigned int op, bool fetching)
 }
 
 /* One element's new value; @a the target's, @b the operand's, as their type. */
-#define UREL_OSC_COMBINE(T, a, b, op, out)                          \
-	do {                                                        \
-		T x_, y_, r_;                                       \
-		memcpy(&x_, (a), sizeof(T));                        \
-		memcpy(&y_, (b), sizeof(T));                        \
-		switch (op) {                                       \
-		case UREL_WIN_SUM:                                  \
-			r_ = (T)(x_ + y_);                          \
-			break;                                      \
-		case UREL_WIN_PROD:                                 \
-			r_ = (T)(x_ * y_);                          \
-			break;                                      \
-		case UREL_WIN_MIN:                                  \
-			r_ = y_ < x_ ? y_ : x_;                     \
-			break;                                      \
-		case UREL_WIN_MAX:                                  \
-			r_ = y_ > x_ ? y_ : x_;                     \
-			break;                                      \
-		case UREL_WIN_LAND:                                 \
-			r_ = (T)(x_ && y_);                         \
-			break;                                      \
-		case UREL_WIN_LOR:                                  \
-			r_ = (T)(x_ || y_);                         \
-			break;                                      \
-		case UREL_WIN_LXOR:                                 \
-			r_ = (T)(!x_ != !y_);                       \
-			break;                                      \
-		case UREL_WIN_REPLACE:                              \
-			r_ = y_;                                    \
-			break;                                      \
-		default: /* NO_OP */                                \
-			r_ = x_;                                    \
-			break;                                      \
-		}                                                   \
-		memcpy((out), &r_, sizeof(T));                      \
+#define UREL_OSC_COMBINE(T, a, b, op, out)                                                         \
+	do {                                                                                       \
+		T x_, y_, r_;                                                                      \
+		memcpy(&x_, (a), sizeof(T));                                                       \
+		memcpy(&y_, (b), sizeof(T));                                                       \
+		switch (op) {                                                                      \
+		case UREL_WIN_SUM:                                                                 \
+			r_ = (T)(x_ + y_);                                                         \
+			break;                                                                     \
+		case UREL_WIN_PROD:                                                                \
+			r_ = (T)(x_ * y_);                                                         \
+			break;                                                                     \
+		case UREL_WIN_MIN:                                                                 \
+			r_ = y_ < x_ ? y_ : x_;                                                    \
+			break;                                                                     \
+		case UREL_WIN_MAX:                                                                 \
+			r_ = y_ > x_ ? y_ : x_;                                                    \
+			break;                                                                     \
+		case UREL_WIN_LAND:                                                                \
+			r_ = (T)(x_ && y_);                                                        \
+			break;                                                                     \
+		case UREL_WIN_LOR:                                                                 \
+			r_ = (T)(x_ || y_);                                                        \
+			break;                                                                     \
+		case UREL_WIN_LXOR:                                                                \
+			r_ = (T)(!x_ != !y_);                                                      \
+			break;                                                                     \
+		case UREL_WIN_REPLACE:                                                             \
+			r_ = y_;                                                                   \
+			break;                                                                     \
+		default: /* NO_OP */                                                               \
+			r_ = x_;                                                                   \
+			break;                                                                     \
+		}                                                                                  \
+		memcpy((out), &r_, sizeof(T));                                                     \
 	} while (0)
 
 /*
@@ -112,9 +112,9 @@ int urel_osc_op_check(unsigned int type, unsigned int op, bool fetching)
  */
 static bool urel_osc_raw_op(unsigned int type, unsigned int op)
 {
-	return urel_osc_type_is_int(type) && (op == UREL_WIN_SUM || op == UREL_WIN_PROD ||
-					      op == UREL_WIN_BAND || op == UREL_WIN_BOR ||
-					      op == UREL_WIN_BXOR);
+	return urel_osc_type_is_int(type) &&
+	       (op == UREL_WIN_SUM || op == UREL_WIN_PROD || op == UREL_WIN_BAND ||
+		op == UREL_WIN_BOR || op == UREL_WIN_BXOR);
 }
 
 static uint64_t urel_osc_raw(uint64_t x, uint64_t y, unsigned int op)
@@ -181,28 +181,28 @@ static void urel_osc_combine(const void *a, const void *b, void *out, unsigned i
 }
 
 /* One element: a CAS loop on its bits (wrapping signed arithmetic is done unsigned-safe by C). */
-#define UREL_OSC_RMW(U, p, operand, old, type, op, cas)                                         \
-	do {                                                                                    \
-		U *p_ = (U *)(p), cur_, want_;                                                  \
-		cur_ = __atomic_load_n(p_, __ATOMIC_RELAXED);                                   \
-		for (;;) {                                                                      \
-			if (cas) {                                                              \
-				U cmp_;                                                         \
-				memcpy(&cmp_, (operand), sizeof(U));                            \
-				if (cur_ != cmp_)                                               \
-					break;                                                  \
-				memcpy(&want_, (const char *)(operand) + sizeof(U), sizeof(U)); \
-			} else {                                                                \
-				urel_osc_combine(&cur_, (operand), &want_, (type), (op));       \
-			}                                                                       \
-			if (cur_ == want_ && (op) == UREL_WIN_NO_OP)                            \
-				break;                                                          \
-			if (__atomic_compare_exchange_n(p_, &cur_, want_, false,                \
-							__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))    \
-				break;                                                          \
-		}                                                                               \
-		if (old)                                                                        \
-			memcpy((old), &cur_, sizeof(U));                                        \
+#define UREL_OSC_RMW(U, p, operand, old, type, op, cas)                                            \
+	do {                                                                                       \
+		U *p_ = (U *)(p), cur_, want_;                                                     \
+		cur_ = __atomic_load_n(p_, __ATOMIC_RELAXED);                                      \
+		for (;;) {                                                                         \
+			if (cas) {                                                                 \
+				U cmp_;                                                            \
+				memcpy(&cmp_, (operand), sizeof(U));                               \
+				if (cur_ != cmp_)                                                  \
+					break;                                                     \
+				memcpy(&want_, (const char *)(operand) + sizeof(U), sizeof(U));    \
+			} else {                                                                   \
+				urel_osc_combine(&cur_, (operand), &want_, (type), (op));          \
+			}                                                                          \
+			if (cur_ == want_ && (op) == UREL_WIN_NO_OP)                               \
+				break;                                                             \
+			if (__atomic_compare_exchange_n(p_, &cur_, want_, false, __ATOMIC_SEQ_CST, \
+							__ATOMIC_RELAXED))                         \
+				break;                                                             \
+		}                                                                                  \
+		if (old)                                                                           \
+			memcpy((old), &cur_, sizeof(U));                                           \
 	} while (0)
 
 void urel_osc_apply(void *target, const void *operand, void *old, size_t count, unsigned int type,

@@ -126,7 +126,7 @@ static int urel_osc_release_lock(struct urel_win *w, int target, int type)
 
 UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsigned int assert)
 {
-	bool nocheck = assert & UREL_WIN_MODE_NOCHECK;
+	bool nocheck = assert &UREL_WIN_MODE_NOCHECK;
 	struct urel_osc_target *t;
 	struct urel_osc_sync next;
 	int ret;
@@ -200,7 +200,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 
 UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 {
-	bool nocheck = assert & UREL_WIN_MODE_NOCHECK;
+	bool nocheck = assert &UREL_WIN_MODE_NOCHECK;
 	struct urel_osc_sync next;
 	int all = -1, ret;
 
@@ -293,7 +293,8 @@ UREL_API int urel_win_flush_all(struct urel_win *w)
 	return urel_osc_flush(w, -1);
 }
 
-/* Local completion: a put's bytes are copied when posted, so only gets remain, which flush covers. */
+/* Local completion: a put's bytes are copied when posted, so only gets remain, which flush covers.
+ */
 UREL_API int urel_win_flush_local(struct urel_win *w, int target)
 {
 	return urel_win_flush(w, target);

@@ -44,8 +44,7 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
 	return 0;
 }
 
-int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type,
-			  struct urel_osc_lockreq **granted)
+int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
 {
 	struct urel_osc_lockreq **tail = granted;
 

@@ -109,8 +109,7 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
  * into *@granted (a list, oldest first, the caller owns them). -EINVAL when
  * no such hold exists (nothing changes).
  */
-int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type,
-			  struct urel_osc_lockreq **granted);
+int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted);
 
 /* --- Accumulate engine (accop.c, pure) ----------------------------------- */
 
@@ -218,7 +217,8 @@ int urel_osc_rank_of(const struct urel_win *w, urel_peer_t peer);
 int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
 		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
 		  size_t dlen);
-/* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure. */
+/* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
+ */
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
 
 /* target.c: the target side of every message */

@@ -484,9 +484,9 @@ UREL_API int urel_win_fetch_and_op(struct urel_win *w, const void *operand, void
 		op == UREL_WIN_NO_OP ? 0 : urel_osc_operand(operand, esz), 0, result, esz, disp);
 }
 
-UREL_API int urel_win_compare_and_swap(struct urel_win *w, const void *operand,
-				       const void *compare, void *result, enum urel_win_type type,
-				       int target, uint64_t disp)
+UREL_API int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const void *compare,
+				       void *result, enum urel_win_type type, int target,
+				       uint64_t disp)
 {
 	size_t esz = urel_osc_type_size(type);
 	unsigned char both[16];

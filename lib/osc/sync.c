@@ -47,9 +47,9 @@ int urel_osc_sync_fence(struct urel_osc_sync *s, unsigned int assert)
 	if (s->exposed || !(urel_osc_sync_idle(s->type) || s->type == UREL_OSC_SYNC_FENCE_EPOCH))
 		return UREL_WIN_ERR_SYNC;
 	/* NOPRECEDE promises that no operation preceded: one did. */
-	if ((assert & UREL_WIN_MODE_NOPRECEDE) && s->type == UREL_OSC_SYNC_FENCE_EPOCH)
+	if ((assert &UREL_WIN_MODE_NOPRECEDE) && s->type == UREL_OSC_SYNC_FENCE_EPOCH)
 		return UREL_WIN_ERR_SYNC;
-	s->type = (assert & UREL_WIN_MODE_NOSUCCEED) ? UREL_OSC_SYNC_NONE : UREL_OSC_SYNC_FENCE;
+	s->type = (assert &UREL_WIN_MODE_NOSUCCEED) ? UREL_OSC_SYNC_NONE : UREL_OSC_SYNC_FENCE;
 	return 0;
 }
 

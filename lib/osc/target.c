@@ -259,8 +259,8 @@ static bool urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hd
 		return false;
 	case UREL_OSC_UNLOCK:
 		ret = urel_osc_on_unlock(w, src, wi->lock_type, tail);
-		urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id,
-			       wi->cookie, ret);
+		urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id, wi->cookie,
+			       ret);
 		return true;
 	case UREL_OSC_UNLOCK_ACK:
 		if (t->unlocked)
@@ -299,8 +299,7 @@ static void urel_osc_send_replies(struct urel_osc_ctx *c, struct urel_osc_reply 
 	while (r) {
 		struct urel_osc_reply *next = r->next;
 
-		if (urel_osc_send(c, r->peer, r->chan, r->op, r->flags, &r->wire, r->data,
-				  r->dlen))
+		if (urel_osc_send(c, r->peer, r->chan, r->op, r->flags, &r->wire, r->data, r->dlen))
 			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 		free(r->data);
 		free(r);

@@ -16,8 +16,8 @@
 #include "../internal.h"
 #include "osc.h"
 
-#define UREL_OSC_ACCESS                                                          \
-	(UREL_ACCESS_LOCAL_WRITE | UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE | \
+#define UREL_OSC_ACCESS                                                                            \
+	(UREL_ACCESS_LOCAL_WRITE | UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE |            \
 	 UREL_ACCESS_REMOTE_ATOMIC)
 
 struct urel_osc_pub {
