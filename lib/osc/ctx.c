@@ -6,6 +6,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,10 +172,36 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 	}
 }
 
+/* UREL_OSC_DEBUG: a blocking call waiting this long says what it waits for, on stderr. */
+static void urel_osc_debug(struct urel_win *w, unsigned int sleeps)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("UREL_OSC_DEBUG") != NULL;
+	if (!on || sleeps % 200)
+		return;
+	pthread_mutex_lock(&w->ctx->lock);
+	fprintf(stderr,
+		"urel_osc: rank %d win %u waiting: sync %d locks %u exposed %d dropped %llu\n",
+		w->rank, w->id, w->sync.type, w->sync.locks, w->sync.exposed,
+		(unsigned long long)w->ctx->dropped);
+	for (int r = 0; r < w->size; r++) {
+		const struct urel_osc_target *t = &w->t[r];
+
+		fprintf(stderr,
+			"urel_osc:   to %d: rdma %u am %u lock %d granted %d unlocked %d held %d "
+			"posts %u completes %u access %d exposure %d\n",
+			r, t->rdma_out, t->am_out, t->lock, t->granted, t->unlocked, t->held,
+			t->posts, t->completes, t->in_access, t->in_exposure);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+}
+
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg)
 {
 	struct urel_osc_ctx *c = w->ctx;
-	unsigned int idle = 0;
+	unsigned int idle = 0, sleeps = 0;
 	bool ok;
 	int n;
 
@@ -193,6 +220,7 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 		}
 		if (++idle < UREL_OSC_SPIN)
 			continue;
+		urel_osc_debug(w, ++sleeps);
 		n = urel_device_wait(c->dev, UREL_OSC_SLEEP_MS);
 		if (n < 0 && n != -EINTR)
 			return n;

@@ -108,14 +108,19 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		mine.status = -ENOMEM;
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
+	/* Peers first: a message may arrive as soon as the window is listed. */
+	for (int r = 0; w->t && r < w->size; r++)
+		w->t[r].peer = urel_group_peer_handle(w->g, r);
 	mine.info.base = (uintptr_t)base;
 	mine.info.size = size;
 	mine.info.rkey = urel_mr_rkey(w->mr);
 	mine.info.disp_unit = disp_unit;
-	pthread_mutex_lock(&w->ctx->lock);
-	w->next = w->ctx->wins;
-	w->ctx->wins = w;
-	pthread_mutex_unlock(&w->ctx->lock);
+	if (w->t) {
+		pthread_mutex_lock(&w->ctx->lock);
+		w->next = w->ctx->wins;
+		w->ctx->wins = w;
+		pthread_mutex_unlock(&w->ctx->lock);
+	}
 	if (all) {
 		ret = urel_group_allgather(w->g, &mine, sizeof(mine), all);
 	} else {
@@ -135,10 +140,10 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		urel_osc_destroy(w);
 		return ret;
 	}
-	for (int r = 0; r < w->size; r++) {
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; r < w->size; r++)
 		w->t[r].info = all[r].info;
-		w->t[r].peer = urel_group_peer_handle(w->g, r);
-	}
+	pthread_mutex_unlock(&w->ctx->lock);
 	free(all);
 	*wp = w;
 	return 0;

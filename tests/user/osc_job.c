@@ -301,7 +301,9 @@ static void test_cas_mutex(struct urel_group *g)
 
 	OK(urel_win_allocate(g, 64, 1, (void **)&mem, &w));
 	OK(urel_win_lock_all(w, 0));
+	STEP("locked all");
 	for (int i = 0; i < iters; i++) {
+		STEP("acquire");
 		do
 			OK(urel_win_compare_and_swap(w, &me, &zero, &old, UREL_WIN_UINT64, 0, 0));
 		while (old != 0 && !failures);
@@ -312,6 +314,7 @@ static void test_cas_mutex(struct urel_group *g)
 		OK(urel_win_flush(w, 0));
 		OK(urel_win_fetch_and_op(w, &zero, &old, UREL_WIN_UINT64, 0, 0, UREL_WIN_REPLACE));
 		CHECK(old == me, "mutex held by %llu while we held it", (unsigned long long)old);
+		STEP("released");
 	}
 	/* One CAS each from 0: exactly one rank wins, and the word names it. */
 	OK(urel_win_compare_and_swap(w, &me32, &z32, &o32, UREL_WIN_UINT32, 0, 16)); /* kernel */
