@@ -29,6 +29,12 @@ struct usnic_rel_ep;
 struct usnic_rel_peer;
 
 /*
+ * Window slots unused for this long are given back (ep->win_reap): an idle
+ * window is freed after one to two periods.
+ */
+#define USNIC_REL_WIN_REAP_PERIOD	HZ
+
+/*
  * One packet as it goes on the wire, kept until acknowledged so that it can
  * be sent again. The last packet of a send carries its completion.
  */
@@ -93,10 +99,8 @@ struct usnic_rel_rx_put {
 };
 
 struct usnic_rel_chan_conn {
-	struct usnic_rel_txwin tx;
-	struct usnic_rel_txbuf **txbuf;	/* by usnic_rel_txwin_slot() */
-	struct usnic_rel_rxwin rx;
-	struct sk_buff **held;		/* out of order, by usnic_rel_rxwin_slot() */
+	struct usnic_rel_txwin tx;	/* packets: struct usnic_rel_txbuf */
+	struct usnic_rel_rxwin rx;	/* held packets: struct sk_buff */
 	struct sk_buff_head backlog;	/* in order, waiting for a buffer */
 	struct usnic_rel_rx_msg msg;
 	u32 next_msg_id;
@@ -128,6 +132,7 @@ struct usnic_rel_conn {
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
+	struct list_head win_node;	/* in ep->win_conns while windows have slots */
 	struct timer_list rtx_timer;
 	struct hrtimer ack_timer;
 	struct work_struct tx_work;
@@ -144,6 +149,10 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			     unsigned int chan, u32 from, u32 count);
 
 struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp);
+int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan);
+int usnic_rel_conn_rx_grow(struct usnic_rel_peer *peer, unsigned int chan,
+			   u32 seq);
+void usnic_rel_win_reap(struct work_struct *work);
 
 /* rdma.c: the one-sided state of a channel when the connection ends. */
 void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,

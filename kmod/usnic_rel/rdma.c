@@ -454,6 +454,7 @@ static bool usnic_rel_rdma_send_resp(struct usnic_rel_ep *ep,
 	struct usnic_rel_pkt pkt;
 	u32 room = 0, frag, seq;
 	size_t hlen;
+	int ret;
 
 again:
 	spin_lock_bh(&conn->lock);
@@ -478,8 +479,12 @@ again:
 		goto again;
 	}
 	b->len = hlen + frag;
-	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
+	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	if (ret) {
 		spin_unlock_bh(&conn->lock);
+		/* Slots taken but the window has room: grow, look again. */
+		if (ret == -ENOBUFS && !usnic_rel_conn_tx_grow(peer, chan))
+			goto again;
 		usnic_rel_txbuf_put(b);
 		return false;
 	}
@@ -509,7 +514,7 @@ again:
 	r->sent += frag;
 	if (r->sent == r->len)
 		usnic_rel_rdma_resp_free(c, r);
-	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
 	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);

@@ -116,6 +116,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	if (frag)
 		memcpy(b->data + hlen, payload + cur->sent, frag);
 
+relock:
 	spin_lock_bh(&conn->lock);
 	/* The target refused a PUT early, or the peer died: all said. */
 	if (usnic_rel_rdma_finished(cur))
@@ -124,10 +125,18 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		ret = conn->state == USNIC_REL_CONN_DEAD ? -EHOSTUNREACH : -EINVAL;
 		goto unlock;
 	}
-	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
-		ret = -ENOSPC;
-		goto unlock;
+	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	if (ret == -ENOBUFS) {
+		/* The window may hold more than it has slots for: grow it. */
+		spin_unlock_bh(&conn->lock);
+		ret = usnic_rel_conn_tx_grow(peer, chan);
+		if (!ret)
+			goto relock;
+		usnic_rel_txbuf_put(b);
+		return ret;
 	}
+	if (ret)
+		goto unlock;
 	usnic_rel_pkt_init(ep, peer, &pkt, type, chan);
 	pkt.seq = seq;
 	pkt.payload_len = frag;
@@ -155,7 +164,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		b->cqe.opcode = sqe->opcode;
 		b->cqe.channel = chan;
 	}
-	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
 	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);
@@ -336,7 +345,7 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
 
 	for (seq = c->tx.next; seq != c->tx.una; seq--) {
 		u32 slot = usnic_rel_txwin_slot(&c->tx, seq - 1);
-		struct usnic_rel_txbuf *b = c->txbuf[slot];
+		struct usnic_rel_txbuf *b = c->tx.pkts[slot];
 
 		if (c->tx.slots[slot].sacked || !b)
 			continue;
@@ -378,7 +387,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 		while (n < USNIC_REL_RETX_BATCH &&
 		       usnic_rel_txwin_next_retx(&c->tx, &seq, end)) {
 			struct usnic_rel_txbuf *b =
-				c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)];
+				usnic_rel_txwin_pkt(&c->tx, seq);
 
 			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
 			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,

@@ -111,6 +111,10 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
 	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
+	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
+	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
+	USNIC_REL_CNT_WIN_SHRINK,	/* an idle or underused window gave slots back */
+	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -172,6 +176,11 @@ struct usnic_rel_ep {
 
 	struct xarray peers;		/* handle -> peer; changes under ctx->lock */
 	DECLARE_HASHTABLE(peer_hash, 8);	/* by address, RCU */
+
+	spinlock_t win_lock;		/* win_conns; nests inside conn->lock */
+	struct list_head win_conns;	/* connections whose windows have slots */
+	struct delayed_work win_reap;	/* gives unused window slots back (conn.c) */
+	atomic_long_t win_bytes;	/* slot arrays of all its windows */
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;
