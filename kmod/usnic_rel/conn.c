@@ -28,6 +28,15 @@ static void usnic_rel_win_bytes(struct usnic_rel_ep *ep, size_t old, size_t new)
 	atomic_long_add((long)new - (long)old, &ep->win_bytes);
 }
 
+/* Keep the largest @cap seen in @max (debugfs). */
+static void usnic_rel_win_max(atomic_t *max, u32 cap)
+{
+	int old = atomic_read(max);
+
+	while (old < (int)cap && !atomic_try_cmpxchg(max, &old, cap))
+		;
+}
+
 /*
  * The connection's windows have slots: make sure the endpoint's reaper
  * looks at them. Caller holds conn->lock.
@@ -140,6 +149,7 @@ int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan)
 		usnic_rel_win_bytes(ep, usnic_rel_txwin_bytes(old),
 				    usnic_rel_txwin_bytes(cap));
 		usnic_rel_win_track(peer);
+		usnic_rel_win_max(&ep->win_tx_slots_max, cap);
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_WIN_GROW, 1);
 	}
 	spin_unlock_bh(&conn->lock);
@@ -181,6 +191,7 @@ int usnic_rel_conn_rx_grow(struct usnic_rel_peer *peer, unsigned int chan,
 	usnic_rel_win_bytes(ep, usnic_rel_rxwin_bytes(old),
 			    usnic_rel_rxwin_bytes(cap));
 	usnic_rel_win_track(peer);
+	usnic_rel_win_max(&ep->win_rx_slots_max, cap);
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_WIN_GROW, 1);
 	return 0;
 }

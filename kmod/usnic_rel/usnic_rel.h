@@ -181,6 +181,8 @@ struct usnic_rel_ep {
 	struct list_head win_conns;	/* connections whose windows have slots */
 	struct delayed_work win_reap;	/* gives unused window slots back (conn.c) */
 	atomic_long_t win_bytes;	/* slot arrays of all its windows */
+	atomic_t win_tx_slots_max;	/* most slots a send window had */
+	atomic_t win_rx_slots_max;	/* most slots a receive window had */
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;
