@@ -510,7 +510,7 @@ static void txwin_shrinks_after_use(struct kunit *test)
 	void **pkts;
 	u32 cap;
 
-	tw_init(test, &w, 4096, 0xffffff00U);
+	tw_init(test, &w, 4096, 0xffffff0aU);
 	tw_send_pkts(test, &w, 250);
 	KUNIT_EXPECT_EQ(test, w.cap, 256);
 	/* 10 left in flight, 0xfffffffa .. 0x3. */
