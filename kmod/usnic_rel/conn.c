@@ -22,6 +22,15 @@ struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp)
 	return b;
 }
 
+/*
+ * Window memory past which an endpoint's receive windows stop growing:
+ * a remote peer decides how far ahead it sends, so what it makes us
+ * allocate is bounded (the send windows grow as the local user sends).
+ * A packet that would need more is dropped unacknowledged, as when the
+ * allocation fails.
+ */
+#define USNIC_REL_RX_WIN_MAX_BYTES	(64L << 20)
+
 /* Slot arrays of all windows of @ep, for debugfs: kept as they change. */
 static void usnic_rel_win_bytes(struct usnic_rel_ep *ep, size_t old, size_t new)
 {
@@ -180,7 +189,9 @@ int usnic_rel_conn_rx_grow(struct usnic_rel_peer *peer, unsigned int chan,
 	cap = usnic_rel_rxwin_grow_cap(w, seq);
 	if (!cap)
 		return 0;
-	if (usnic_rel_rxwin_arrays_alloc(cap, &ooo, &held, GFP_ATOMIC |
+	if (atomic_long_read(&ep->win_bytes) + usnic_rel_rxwin_bytes(cap) >
+	    USNIC_REL_RX_WIN_MAX_BYTES || usnic_rel_fault_window_nomem(ep) ||
+	    usnic_rel_rxwin_arrays_alloc(cap, &ooo, &held, GFP_ATOMIC |
 					 __GFP_ACCOUNT | __GFP_NOWARN)) {
 		usnic_rel_count(ep, USNIC_REL_CNT_WIN_NO_MEMORY, 1);
 		return -ENOMEM;
@@ -280,7 +291,8 @@ static void usnic_rel_conn_shrink(struct usnic_rel_peer *peer)
 						  GFP_KERNEL_ACCOUNT)) {
 			spin_lock_bh(&conn->lock);
 			old = c->rx.cap;
-			if (h->rx_cap < old &&
+			/* Not if it held further ahead meanwhile. */
+			if (h->rx_cap < old && 2 * c->rx.peak <= h->rx_cap &&
 			    !usnic_rel_rxwin_resize(&c->rx, h->rx_cap, &h->ooo,
 						    &h->held)) {
 				usnic_rel_win_bytes(ep, usnic_rel_rxwin_bytes(old),

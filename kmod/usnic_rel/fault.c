@@ -7,6 +7,8 @@
  * does the endpoint's teardown. Rates are in parts per million; each file
  * refuses values above 1000000 with -EINVAL. ep<N>/fault counts what was
  * done. Dropped, duplicated and reordered packets count in tx_packets once.
+ * On the receive side, fault_window_nomem makes a receive window's growth
+ * fail as if memory ran out.
  */
 #include <linux/debugfs.h>
 #include <linux/random.h>
@@ -89,6 +91,17 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 	return ret;
 }
 
+/* Softirq: should this receive window growth fail? */
+bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	if (!usnic_rel_fault_roll(READ_ONCE(f->window_nomem_ppm)))
+		return false;
+	atomic64_inc(&f->window_nomem);
+	return true;
+}
+
 static int usnic_rel_fault_rate_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(*(u32 *)data);
@@ -109,10 +122,11 @@ static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nwindow_nomem %lld\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
-		   (long long)atomic64_read(&f->reordered));
+		   (long long)atomic64_read(&f->reordered),
+		   (long long)atomic64_read(&f->window_nomem));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_fault);
@@ -128,6 +142,9 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &f->duplicate_ppm, &usnic_rel_fault_rate_fops);
 	debugfs_create_file_unsafe("fault_reorder", 0600, ep->debugfs,
 				   &f->reorder_ppm, &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_window_nomem", 0600, ep->debugfs,
+				   &f->window_nomem_ppm,
+				   &usnic_rel_fault_rate_fops);
 	debugfs_create_file("fault", 0444, ep->debugfs, f,
 			    &usnic_rel_fault_fops);
 }

@@ -20,16 +20,19 @@ struct usnic_rel_fault {
 	u32 drop_ppm;			/* READ_ONCE: written by debugfs */
 	u32 duplicate_ppm;
 	u32 reorder_ppm;
+	u32 window_nomem_ppm;		/* a receive window's growth fails */
 	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
 	atomic64_t dropped;
 	atomic64_t duplicated;
 	atomic64_t reordered;
+	atomic64_t window_nomem;
 };
 
 int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 			 const union usnic_rel_sockaddr *to,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);
 
 #endif /* _USNIC_REL_FAULT_H */

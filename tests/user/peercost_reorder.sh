@@ -3,15 +3,18 @@
 # holds the others back) makes the receiving window hold packets far ahead
 # of the next one expected, so its slots must grow under load; every message
 # still arrives once and in order, and the windows are freed afterwards.
+# Then again with half of the receive window's growths failing as if memory
+# ran out: those packets are dropped unacknowledged and come again.
 # Usage: peercost_reorder.sh [COUNT]
 set -uo pipefail
 count=${1:-3000}
+status=0
 tc qdisc del dev lo root 2>/dev/null
 tc qdisc add dev lo root netem delay 30ms reorder 50% || {
 	echo "FAIL netem setup"
 	exit 1
 }
-"$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count"
-rc=$?
+"$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count" || status=1
+VM_PEERCOST_WINDOW_NOMEM=500000 "$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count" || status=1
 tc qdisc del dev lo root
-exit $rc
+exit $status

@@ -17,7 +17,9 @@
  * vm_peercost reorder: a burst from one endpoint to another while the
  * caller's netem reorders packets deeply: every message arrives once, in
  * order, the receive window had to grow well past its first slots, and the
- * windows are freed after.
+ * windows are freed after. With VM_PEERCOST_WINDOW_NOMEM=PPM, that share of
+ * the receive window's growths fail (debugfs fault_window_nomem): the
+ * packets are dropped unacknowledged and resent, and all still arrive.
  */
 #include <poll.h>
 #include <stdbool.h>
@@ -32,7 +34,7 @@
 #define NR_ACTIVE 100
 #define BIG_PORT 19999
 #define BASE_PORT 20000
-#define BURST 128
+#define BURST 64
 /*
  * Partners sending to the big endpoint at once: their bursts fit its 256
  * receive buffers, so none of them starves behind the others (an in-order
@@ -159,6 +161,8 @@ struct side {
 	uint32_t total_recvd;
 	const struct side *gate; /* send only in turn with the others to it */
 	uint32_t gate_index;
+	const struct side **rx_side; /* per destination: its side, if here */
+	uint32_t *rx_index; /* per destination: our index there */
 	int errors;
 };
 
@@ -178,7 +182,9 @@ static void side_init(struct side *s, uint32_t nr_dst, uint32_t per_dst, uint32_
 	s->dst = calloc(nr_dst, sizeof(*s->dst));
 	s->sent = calloc(nr_dst, sizeof(*s->sent));
 	s->recvd = calloc(nr_dst, sizeof(*s->recvd));
-	if (!s->dst || !s->sent || !s->recvd) {
+	s->rx_side = calloc(nr_dst, sizeof(*s->rx_side));
+	s->rx_index = calloc(nr_dst, sizeof(*s->rx_index));
+	if (!s->dst || !s->sent || !s->recvd || !s->rx_side || !s->rx_index) {
 		perror("calloc");
 		exit(1);
 	}
@@ -194,6 +200,27 @@ static bool side_done(const struct side *s)
 	return true;
 }
 
+/* May @s send its next message to destination @d now? */
+static bool side_may_send(const struct side *s, uint32_t d)
+{
+	uint32_t round = s->sent[d] / BURST;
+	const struct side *rx = s->rx_side[d];
+
+	if (s->sent[d] >= s->per_dst)
+		return false;
+	/* A burst waits until the receiver took the one before. */
+	if (rx && rx->recvd[s->rx_index[d]] < round * BURST)
+		return false;
+	/* Burst r of partner i waits for the bursts before it in turn. */
+	if (s->gate) {
+		uint32_t before = round * NR_ACTIVE + s->gate_index / GROUP * GROUP;
+
+		if (s->gate->total_recvd < before * BURST)
+			return false;
+	}
+	return true;
+}
+
 /* Queue what the send ring takes and ring the doorbell; true if any went. */
 static bool side_send(struct side *s)
 {
@@ -204,18 +231,18 @@ static bool side_send(struct side *s)
 	for (;;) {
 		uint32_t head = __atomic_load_n(urt_ring_head(&s->ep, r), __ATOMIC_ACQUIRE);
 		uint32_t tail = *urt_ring_tail(&s->ep, r);
+		uint32_t d = s->nr_dst, k;
 
-		if (tail - head >= entries || s->cur >= s->nr_dst || s->sent[s->cur] >= s->per_dst)
+		if (tail - head >= entries)
 			break;
-		/* Burst r of partner i waits for the bursts before it in turn. */
-		if (s->gate) {
-			uint32_t round = s->sent[s->cur] / BURST;
-			uint32_t before = round * NR_ACTIVE + s->gate_index / GROUP * GROUP;
-
-			if (s->gate->total_recvd < before * BURST)
+		for (k = 0; k < s->nr_dst; k++) {
+			if (side_may_send(s, (s->cur + k) % s->nr_dst)) {
+				d = (s->cur + k) % s->nr_dst;
 				break;
+			}
 		}
-		uint32_t d = s->cur;
+		if (d == s->nr_dst)
+			break;
 		struct usnic_rel_sqe sqe = {
 			.opcode = USNIC_REL_OP_SEND,
 			.flags = USNIC_REL_SQE_INLINE,
@@ -229,16 +256,13 @@ static bool side_send(struct side *s)
 		urt_queue_sqe(&s->ep, USNIC_REL_CHAN_DATA, &sqe);
 		queued++;
 		s->sent[d]++;
-		/* BURST in a row to one peer, then the next unfinished one. */
-		if (s->sent[d] % BURST == 0 || s->sent[d] == s->per_dst) {
-			uint32_t k;
-
-			for (k = 1; k <= s->nr_dst; k++)
-				if (s->sent[(d + k) % s->nr_dst] < s->per_dst)
-					break;
-			s->cur = k <= s->nr_dst ? (d + k) % s->nr_dst : s->nr_dst;
-		}
+		/* BURST in a row to one peer, then the next. */
+		s->cur = s->sent[d] % BURST ? d : (d + 1) % s->nr_dst;
 	}
+	/* Ring only when the kernel has something left to take. */
+	if (*urt_ring_tail(&s->ep, r) ==
+	    __atomic_load_n(urt_ring_head(&s->ep, r), __ATOMIC_ACQUIRE))
+		return queued;
 	int ret = urt_doorbell(&s->ep, USNIC_REL_DB_SQ_DATA);
 
 	if (ret < 0) {
@@ -254,7 +278,10 @@ static bool side_reap(struct side *s)
 	struct usnic_rel_cqe cqe;
 	bool any = false, reposted = false;
 
-	while (!urt_cq_next(&s->ep, &cqe, 0)) {
+	while (*urt_ring_head(&s->ep, USNIC_REL_REGION_CQ) !=
+		       __atomic_load_n(urt_ring_tail(&s->ep, USNIC_REL_REGION_CQ),
+				       __ATOMIC_ACQUIRE) &&
+	       !urt_cq_next(&s->ep, &cqe, 0)) {
 		any = true;
 		if (cqe.opcode == USNIC_REL_OP_SEND) {
 			if (cqe.status) {
@@ -294,7 +321,7 @@ static bool side_reap(struct side *s)
  */
 static int run_traffic(struct side *sides, int n, struct snap *peak)
 {
-	double deadline = now_s() + DEADLINE_S, last = 0;
+	double deadline = now_s() + DEADLINE_S, last = 0, report = now_s() + 30;
 
 	for (;;) {
 		bool progress = false, done = true;
@@ -316,6 +343,16 @@ static int run_traffic(struct side *sides, int n, struct snap *peak)
 			return 0;
 		if (now_s() > deadline)
 			return -1;
+		if (now_s() > report) {
+			uint32_t sent = 0, recvd = 0;
+
+			for (int i = 0; i < n; i++) {
+				sent += sides[i].completed;
+				recvd += sides[i].total_recvd;
+			}
+			printf("  ... %u sends completed, %u messages received\n", sent, recvd);
+			report = now_s() + 30;
+		}
 		if (!progress)
 			usleep(1000);
 	}
@@ -358,7 +395,7 @@ static int test_av(void)
 	/* The 100 active peers, each with the big endpoint in its AV. */
 	for (int i = 0; i < NR_ACTIVE; i++) {
 		side_init(&sides[i], 1, BURST * ROUNDS, BURST * ROUNDS);
-		ret = ep_create(fd_partners, BASE_PORT + i, 32, &sides[i].ep);
+		ret = ep_create(fd_partners, BASE_PORT + i, BURST, &sides[i].ep);
 		if (ret) {
 			fprintf(stderr, "partner %d: create: %s\n", i, strerror(-ret));
 			return 1;
@@ -368,6 +405,8 @@ static int test_av(void)
 		sides[i].dst[0] = (uint32_t)ret;
 		sides[i].gate = big;
 		sides[i].gate_index = (uint32_t)i;
+		sides[i].rx_side[0] = big;
+		sides[i].rx_index[0] = (uint32_t)i;
 	}
 	side_init(big, NR_ACTIVE, BURST * ROUNDS, BURST * ROUNDS);
 	s0 = measure();
@@ -394,8 +433,10 @@ static int test_av(void)
 			fprintf(stderr, "AV_INSERT of peer %u: %s\n", k, strerror(-ret));
 			return 1;
 		}
-		if (port != 7000)
+		if (port != 7000) {
+			big->rx_side[active] = &sides[active];
 			big->dst[active++] = (uint32_t)ret;
+		}
 		/* The old module spent ~268 KiB a peer: stop before the VM runs out. */
 		if (k == 499) {
 			struct snap s = measure();
@@ -490,10 +531,24 @@ static int test_reorder(uint32_t count)
 		URT_CHECK(ret > 0);
 		sides[i].dst[0] = (uint32_t)ret;
 	}
+	/* Growth failing as if out of memory: packets dropped unacknowledged. */
+	const char *nomem = getenv("VM_PEERCOST_WINDOW_NOMEM");
+
+	if (nomem) {
+		char path[96];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_window_nomem",
+			 sides[1].ep.info.debug_id);
+		f = fopen(path, "w");
+		URT_CHECK(f && fprintf(f, "%s\n", nomem) > 0 && fclose(f) == 0);
+	}
 	if (run_traffic(sides, 2, NULL)) {
 		fprintf(stderr, "traffic did not finish in %d s\n", DEADLINE_S);
 		urt_failures++;
 	}
+	if (nomem)
+		URT_CHECK(urt_counter(sides[1].ep.info.debug_id, "window_no_memory") > 0);
 	URT_CHECK_EQ(sides[0].errors, 0);
 	URT_CHECK_EQ(sides[1].errors, 0);
 	URT_CHECK_EQ(sides[1].recvd[0], count);
