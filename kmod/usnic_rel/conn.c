@@ -245,13 +245,13 @@ static void usnic_rel_conn_shrink(struct usnic_rel_peer *peer)
 		if (old && !sh[i].tx_cap &&
 		    !usnic_rel_txwin_resize(&c->tx, 0, &sh[i].slots, &sh[i].pkts)) {
 			usnic_rel_win_bytes(ep, usnic_rel_txwin_bytes(old), 0);
-			usnic_rel_count(ep, USNIC_REL_CNT_WIN_SHRINK, 1);
+			atomic64_inc(&ep->win_shrinks);
 		}
 		old = c->rx.cap;
 		if (old && !sh[i].rx_cap &&
 		    !usnic_rel_rxwin_resize(&c->rx, 0, &sh[i].ooo, &sh[i].held)) {
 			usnic_rel_win_bytes(ep, usnic_rel_rxwin_bytes(old), 0);
-			usnic_rel_count(ep, USNIC_REL_CNT_WIN_SHRINK, 1);
+			atomic64_inc(&ep->win_shrinks);
 		}
 		if (sh[i].tx_cap == c->tx.cap)
 			sh[i].tx_cap = 0;
@@ -281,7 +281,7 @@ static void usnic_rel_conn_shrink(struct usnic_rel_peer *peer)
 						    &h->pkts)) {
 				usnic_rel_win_bytes(ep, usnic_rel_txwin_bytes(old),
 						    usnic_rel_txwin_bytes(h->tx_cap));
-				usnic_rel_count(ep, USNIC_REL_CNT_WIN_SHRINK, 1);
+				atomic64_inc(&ep->win_shrinks);
 			}
 			spin_unlock_bh(&conn->lock);
 			usnic_rel_txwin_arrays_free(h->slots, h->pkts);
@@ -297,7 +297,7 @@ static void usnic_rel_conn_shrink(struct usnic_rel_peer *peer)
 						    &h->held)) {
 				usnic_rel_win_bytes(ep, usnic_rel_rxwin_bytes(old),
 						    usnic_rel_rxwin_bytes(h->rx_cap));
-				usnic_rel_count(ep, USNIC_REL_CNT_WIN_SHRINK, 1);
+				atomic64_inc(&ep->win_shrinks);
 			}
 			spin_unlock_bh(&conn->lock);
 			usnic_rel_rxwin_arrays_free(h->ooo, h->held);

@@ -67,7 +67,6 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_GSO_RUNS] = "tx_gso_runs",
 	[USNIC_REL_CNT_TX_WIN_GROW] = "tx_window_grow",
 	[USNIC_REL_CNT_RX_WIN_GROW] = "rx_window_grow",
-	[USNIC_REL_CNT_WIN_SHRINK] = "window_shrink",
 	[USNIC_REL_CNT_WIN_NO_MEMORY] = "window_no_memory",
 };
 

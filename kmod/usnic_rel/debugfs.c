@@ -90,11 +90,12 @@ static int usnic_rel_memory_show(struct seq_file *s, void *unused)
 			}
 	}
 	rcu_read_unlock();
-	seq_printf(s, "peers %lu\npeer_struct_bytes %zu\npeers_with_window_slots %lu\nwindow_bytes %ld\ntx_slots_max %d\nrx_slots_max %d\n",
+	seq_printf(s, "peers %lu\npeer_struct_bytes %zu\npeers_with_window_slots %lu\nwindow_bytes %ld\ntx_slots_max %d\nrx_slots_max %d\nwindow_shrinks %lld\n",
 		   peers, sizeof(struct usnic_rel_peer), active,
 		   atomic_long_read(&ep->win_bytes),
 		   atomic_read(&ep->win_tx_slots_max),
-		   atomic_read(&ep->win_rx_slots_max));
+		   atomic_read(&ep->win_rx_slots_max),
+		   (long long)atomic64_read(&ep->win_shrinks));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_memory);

@@ -113,7 +113,6 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
 	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
 	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
-	USNIC_REL_CNT_WIN_SHRINK,	/* an idle or underused window gave slots back */
 	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
 	USNIC_REL_NR_COUNTERS
 };
@@ -183,6 +182,7 @@ struct usnic_rel_ep {
 	atomic_long_t win_bytes;	/* slot arrays of all its windows */
 	atomic_t win_tx_slots_max;	/* most slots a send window had */
 	atomic_t win_rx_slots_max;	/* most slots a receive window had */
+	atomic64_t win_shrinks;		/* windows that gave slots back (reaper) */
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;

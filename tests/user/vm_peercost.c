@@ -495,10 +495,9 @@ static int test_av(void)
 	s3 = measure();
 	printf("after the traffic: window_bytes %lld, window_shrink %lld; kernel memory per peer "
 	       "%lld B\n",
-	       ep_memory(&big->ep, "window_bytes"),
-	       urt_counter(big->ep.info.debug_id, "window_shrink"),
+	       ep_memory(&big->ep, "window_bytes"), ep_memory(&big->ep, "window_shrinks"),
 	       (s3.kernel - s1.kernel) * 1024 / NR_PEERS);
-	URT_CHECK(urt_counter(big->ep.info.debug_id, "window_shrink") >= NR_ACTIVE);
+	URT_CHECK(ep_memory(&big->ep, "window_shrinks") >= NR_ACTIVE);
 	for (int i = 0; i < NR_ACTIVE; i++)
 		URT_CHECK_EQ(wait_windows_freed(&sides[i].ep), 0);
 	URT_CHECK((s3.kernel - s1.kernel) * 1024 / NR_PEERS <= idle_max);
