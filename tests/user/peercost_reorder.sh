@@ -10,7 +10,7 @@ set -uo pipefail
 count=${1:-3000}
 status=0
 tc qdisc del dev lo root 2>/dev/null
-tc qdisc add dev lo root netem delay 30ms reorder 50% || {
+tc qdisc add dev lo root netem delay 100ms reorder 50% || {
 	echo "FAIL netem setup"
 	exit 1
 }

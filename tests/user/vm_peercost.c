@@ -560,7 +560,8 @@ static int test_reorder(uint32_t count)
 	       urt_counter(sides[1].ep.info.debug_id, "window_no_memory"));
 	/* Deep reordering: held far ahead, so the window grew past its start. */
 	URT_CHECK(ooo > 0);
-	URT_CHECK(rx_max >= 64);
+	/* Under lockdep and KASAN fewer packets overtake one another in 100 ms. */
+	URT_CHECK(rx_max >= (debug_kernel() ? 16 : 64));
 	URT_CHECK_EQ(wait_windows_freed(&sides[0].ep), 0);
 	URT_CHECK_EQ(wait_windows_freed(&sides[1].ep), 0);
 	for (int i = 0; i < 2; i++)
