@@ -136,7 +136,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 BINDIR ?= $(PREFIX)/bin
-install: install-lib install-tools install-module
+UDEVRULESDIR ?= /lib/udev/rules.d
+install: install-lib install-tools install-module install-udev
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(foreach s,3 4 7,$(DESTDIR)$(MANDIR)/man$(s))
@@ -155,7 +156,11 @@ install-tools: tools
 	install -m 644 man/man8/*.8 $(DESTDIR)$(MANDIR)/man8/
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(DESTDIR) modules_install
-.PHONY: install-lib install-tools install-module
+# The device node's group and mode (the module itself creates it root-only).
+install-udev:
+	install -d $(DESTDIR)$(UDEVRULESDIR)
+	install -m 644 udev/60-usnic-rel.rules $(DESTDIR)$(UDEVRULESDIR)/
+.PHONY: install-lib install-tools install-module install-udev
 
 clean:
 	rm -rf $(BUILD)

@@ -61,12 +61,13 @@ static int target(urel_peer_t origin)
 	struct urel_mr *mr;
 	uint64_t counter;
 
-	check("register", urel_mr_reg(dev, mem, sizeof(mem), access, &mr));
+	check("register", urel_mr_reg(ep, mem, sizeof(mem), access, &mr));
 	/* Publish the key: here as the immediate data of an empty message. */
 	check("send key",
 	      urel_ep_send(ep, origin, UREL_CHAN_CMD, NULL, 0, urel_mr_rkey(mr), NULL, 0));
 	next("send key");
-	printf("target: registered %zu bytes, rkey %08x sent\n", sizeof(mem), urel_mr_rkey(mr));
+	printf("target: registered %zu bytes, rkey %016" PRIx64 " sent\n", sizeof(mem),
+	       urel_mr_rkey(mr));
 
 	/* Meanwhile the origin works on mem without us; we wait for its "done". */
 	check("release", urel_ep_release_recv(ep, next("wait for done").buf));
@@ -78,7 +79,7 @@ static int target(urel_peer_t origin)
 }
 
 /* Runs one atomic on the counter and returns the value it held before. */
-static uint64_t atomic(urel_peer_t peer, uint32_t rkey, enum urel_atomic_op op, uint64_t operand,
+static uint64_t atomic(urel_peer_t peer, uint64_t rkey, enum urel_atomic_op op, uint64_t operand,
 		       uint64_t compare)
 {
 	static const char *const name[] = { [UREL_ATOMIC_FETCH_ADD] = "fetch-add",
@@ -100,11 +101,11 @@ static int origin(urel_peer_t target)
 	static const char text[] = "written by the origin, read back by the origin";
 	char back[sizeof(text)] = "";
 	struct urel_completion c = next("wait for the key");
-	uint32_t rkey = (uint32_t)c.imm;
+	uint64_t rkey = c.imm;
 	int ok;
 
 	check("release", urel_ep_release_recv(ep, c.buf));
-	printf("origin: got rkey %08x\n", rkey);
+	printf("origin: got rkey %016" PRIx64 "\n", rkey);
 
 	/* One operation at a time: puts and gets travel on different channels. */
 	check("put", urel_ep_put(ep, target, text, sizeof(text), rkey, 0, NULL, 0));

@@ -146,14 +146,17 @@ int urel_av_remove(struct urel_ep *ep, urel_peer_t peer);
 
 /* --- Memory registration ------------------------------------------------ */
 
-/* Pin [@addr, @addr + @length) for remote access (UREL_ACCESS_*). */
-int urel_mr_reg(struct urel_device *dev, void *addr, size_t length, unsigned int access,
+/*
+ * Pin [@addr, @addr + @length) for remote access (UREL_ACCESS_*) by the peers
+ * of @ep: peers of another endpoint cannot use its key.
+ */
+int urel_mr_reg(struct urel_ep *ep, void *addr, size_t length, unsigned int access,
 		struct urel_mr **mrp);
 
 int urel_mr_dereg(struct urel_mr *mr);
 
 /* The key a peer names this registration with; 0 for NULL. */
-uint32_t urel_mr_rkey(const struct urel_mr *mr);
+uint64_t urel_mr_rkey(const struct urel_mr *mr);
 
 /* --- Completions -------------------------------------------------------- */
 
@@ -205,11 +208,11 @@ int urel_ep_flush(struct urel_ep *ep);
  * Puts travel on the data channel, gets and atomics on the command channel.
  */
 
-int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, size_t len, uint32_t rkey,
+int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, size_t len, uint64_t rkey,
 		uint64_t remote_off, void *context, unsigned int flags);
 
 /* @buf receives the bytes when the operation completes successfully. */
-int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint32_t rkey,
+int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint64_t rkey,
 		uint64_t remote_off, void *context, unsigned int flags);
 
 enum urel_atomic_op {
@@ -227,7 +230,7 @@ struct urel_atomic {
 };
 
 int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,
-		   uint32_t rkey, uint64_t remote_off, void *context, unsigned int flags);
+		   uint64_t rkey, uint64_t remote_off, void *context, unsigned int flags);
 
 /* --- Progress ----------------------------------------------------------- */
 

@@ -125,7 +125,7 @@ struct urel_ep {
 struct urel_mr {
 	struct urel_device *dev;
 	struct urel_mr *next; /* in dev->mrs */
-	uint32_t rkey;
+	uint64_t rkey;
 };
 
 static inline uint32_t urel_load_acquire(const uint32_t *p)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libusnicrel: memory registration. The module pins the pages and names the
- * registration with a random rkey that peers use in one-sided operations.
+ * registration with a random 64-bit rkey that peers of one endpoint use in
+ * one-sided operations.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 
 #include "internal.h"
 
-UREL_API int urel_mr_reg(struct urel_device *dev, void *addr, size_t length, unsigned int access,
+UREL_API int urel_mr_reg(struct urel_ep *ep, void *addr, size_t length, unsigned int access,
 			 struct urel_mr **mrp)
 {
 	struct usnic_rel_reg_mr arg = {
@@ -18,14 +19,17 @@ UREL_API int urel_mr_reg(struct urel_device *dev, void *addr, size_t length, uns
 		.length = length,
 		.access = access,
 	};
+	struct urel_device *dev;
 	struct urel_mr *mr;
 	int ret;
 
 	if (!mrp)
 		return -EINVAL;
 	*mrp = NULL;
-	if (!dev || !addr || !length || access & ~USNIC_REL_ACCESS_ALL)
+	if (!ep || !addr || !length || access & ~USNIC_REL_ACCESS_ALL)
 		return -EINVAL;
+	dev = ep->dev;
+	arg.ep_id = ep->info.ep_id;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
@@ -61,7 +65,7 @@ UREL_API int urel_mr_dereg(struct urel_mr *mr)
 	return urel_mr_teardown(mr);
 }
 
-UREL_API uint32_t urel_mr_rkey(const struct urel_mr *mr)
+UREL_API uint64_t urel_mr_rkey(const struct urel_mr *mr)
 {
 	return mr ? mr->rkey : 0;
 }

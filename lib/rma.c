@@ -24,7 +24,7 @@ static int urel_rma_check(struct urel_ep *ep, urel_peer_t peer, size_t len, uint
 }
 
 UREL_API int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, size_t len,
-			 uint32_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+			 uint64_t rkey, uint64_t remote_off, void *context, unsigned int flags)
 {
 	struct usnic_rel_sqe sqe = {
 		.opcode = USNIC_REL_OP_PUT,
@@ -44,7 +44,7 @@ UREL_API int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, 
 	return urel_sq_post(ep, USNIC_REL_CHAN_DATA, &sqe, &pl, context, NULL, flags);
 }
 
-UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint32_t rkey,
+UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t len, uint64_t rkey,
 			 uint64_t remote_off, void *context, unsigned int flags)
 {
 	struct usnic_rel_sqe sqe = {
@@ -68,7 +68,7 @@ UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t
 }
 
 UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,
-			    uint32_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+			    uint64_t rkey, uint64_t remote_off, void *context, unsigned int flags)
 {
 	struct usnic_rel_sqe sqe = {
 		.opcode = USNIC_REL_OP_ATOMIC,

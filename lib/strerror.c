@@ -26,7 +26,10 @@ UREL_API const char *urel_strerror(int err)
 		return "the usnic_rel module and libusnicrel speak different ABI versions: install "
 		       "matching builds";
 	case EACCES:
-		return "permission denied on the usnic_rel device node";
+		return "permission denied: opening the usnic_rel device node (not in its group, "
+		       "see "
+		       "usnic_rel(4)), or binding an endpoint to a privileged port (below 1024) "
+		       "without CAP_NET_BIND_SERVICE";
 	case EAGAIN:
 		return "send queue full: poll completions (urel_ep_poll_cq, urel_ep_progress) and "
 		       "retry";

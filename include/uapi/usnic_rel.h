@@ -6,10 +6,12 @@
  *
  * Every ioctl structure except usnic_rel_abi_info starts with __u32 size
  * (the caller's sizeof) and __u32 flags. The module accepts a shorter
- * structure from an older caller (missing fields read as zero) and a longer
- * one from a newer caller as long as the bytes it does not know are zero;
- * it writes back at most @size bytes. The size bits of the ioctl number are
- * ignored for the same reason. Fields named reserved must be zero.
+ * structure from an older caller as long as it reaches the last field the
+ * ioctl needs (the trailing reserved fields may be missing and read as
+ * zero; anything shorter is -EINVAL), and a longer one from a newer caller
+ * as long as the bytes it does not know are zero; it writes back at most
+ * @size bytes. The size bits of the ioctl number are ignored for the same
+ * reason. Fields named reserved must be zero (-EINVAL otherwise).
  */
 #ifndef _UAPI_USNIC_REL_H
 #define _UAPI_USNIC_REL_H
@@ -21,7 +23,7 @@
  * Bumped on any incompatible change of this header or of the ring layouts.
  * The library refuses to run against a module with another version.
  */
-#define USNIC_REL_ABI_VERSION	3
+#define USNIC_REL_ABI_VERSION	4
 
 #define USNIC_REL_DEVICE_NAME	"usnic_rel"
 
@@ -121,9 +123,11 @@ enum {
  *	operand[0] is the value to add (FADD) or to compare (CAS), operand[1]
  *	the value to store (SWAP, CAS); unused operands are zero. The old
  *	value returns in the completion's imm.
- * A refused operation completes with -ENOKEY (no such rkey at the target),
- * -ERANGE (outside the registration), -EPERM (the registration forbids the
- * access) or -EINVAL (an atomic operand the target finds misaligned).
+ * A refused operation completes with -ENOKEY (no registration with this
+ * rkey for the target endpoint: none, deregistered, or bound to another
+ * endpoint), -ERANGE (outside the registration), -EPERM (the registration
+ * forbids the access, or was deregistered while a GET was being answered)
+ * or -EINVAL (an atomic operand the target finds misaligned).
  */
 struct usnic_rel_sqe {
 	__u8 opcode;		/* USNIC_REL_OP_* */
@@ -134,8 +138,7 @@ struct usnic_rel_sqe {
 	__u64 imm;		/* immediate data or tag, delivered with the message */
 	__u32 len;		/* payload bytes */
 	__u32 staging_off;	/* payload offset in the staging area (not INLINE) */
-	__u32 rkey;		/* one-sided: the target's REG_MR rkey */
-	__u32 reserved1;	/* zero */
+	__u64 rkey;		/* one-sided: the target's REG_MR rkey */
 	__u64 remote_off;	/* one-sided: offset in that registration */
 	__u64 reserved2[2];	/* zero */
 	union {
@@ -212,22 +215,33 @@ struct usnic_rel_av_remove {
 #define USNIC_REL_ACCESS_REMOTE_ATOMIC	(1U << 3)
 #define USNIC_REL_ACCESS_ALL		0xfU
 
-/* REG_MR: pin [addr, addr + length), charged to RLIMIT_MEMLOCK. */
+/*
+ * REG_MR: pin [addr, addr + length), charged to RLIMIT_MEMLOCK (checked
+ * before anything is allocated: -ENOMEM over the limit). The registration
+ * serves the one-sided requests that arrive at endpoint ep_id only; a peer
+ * of another endpoint naming its rkey gets the same answer as for a key
+ * that does not exist. The rkey is 64 random bits, never 0.
+ */
 struct usnic_rel_reg_mr {
 	__u32 size;
 	__u32 flags;		/* zero */
 	__u64 addr;		/* in: user virtual address */
 	__u64 length;		/* in: bytes, non-zero */
 	__u32 access;		/* in: USNIC_REL_ACCESS_* */
-	__u32 rkey;		/* out: random key naming the registration */
+	__u32 ep_id;		/* in: the endpoint peers reach it through */
+	__u64 rkey;		/* out: random key naming the registration */
 	__u64 reserved[2];	/* zero */
 };
 
+/*
+ * DEREG_MR: when it returns, no peer reads or writes the memory any more: an
+ * operation under way is cut off (a GET being answered completes at its
+ * origin with -EPERM) and the pages are unpinned once it let go of them.
+ */
 struct usnic_rel_dereg_mr {
 	__u32 size;
 	__u32 flags;		/* zero */
-	__u32 rkey;
-	__u32 reserved;		/* zero */
+	__u64 rkey;
 };
 
 /* DOORBELL: the kernel consumes the named send rings (command first). */

@@ -12,12 +12,19 @@
  * must be zero on the wire (receivers drop the packet otherwise, which keeps
  * them free for a later version).
  *
- * Reliability is per (sender incarnation, receiver incarnation, channel):
- * each direction of each channel has its own 32-bit sequence space starting
- * at 0 for a new incarnation and compared only by signed difference. Every
- * type except USNIC_REL_PKT_ACK consumes one sequence number and is delivered
- * in order exactly once. Any packet may piggy-back the acknowledgment of the
- * reverse direction of its channel (USNIC_REL_F_ACK).
+ * Reliability is per connection: each side draws a random 32-bit
+ * incarnation for its connection to one peer (anew when the peer is inserted
+ * in the address vector, and when it is declared dead). Two incarnations are
+ * paired by a handshake of USNIC_REL_PKT_HELLO packets in which each side
+ * echoes the other's random cookie, so that a peer is verified (it sees our
+ * packets) before it may open, reset or re-open a connection. Each direction
+ * of each channel has its own 32-bit sequence space starting at a random
+ * initial sequence number announced in the sender's HELLO, compared only by
+ * signed difference. Every type except USNIC_REL_PKT_ACK and
+ * USNIC_REL_PKT_HELLO consumes one sequence number and is delivered in order
+ * exactly once, and is accepted only from the paired incarnation to ours. Any
+ * sequenced packet may piggy-back the acknowledgment of the reverse direction
+ * of its channel (USNIC_REL_F_ACK).
  */
 #ifndef _UAPI_USNIC_REL_WIRE_H
 #define _UAPI_USNIC_REL_WIRE_H
@@ -30,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		1
+#define USNIC_REL_WIRE_VERSION		2
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -53,7 +60,8 @@ enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_ATOMIC_REQ	= 6,	/* remote atomic request */
 	USNIC_REL_PKT_ATOMIC_RESP	= 7,	/* remote atomic result */
 	USNIC_REL_PKT_STATUS		= 8,	/* completion status / NAK */
-	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_STATUS,
+	USNIC_REL_PKT_HELLO		= 9,	/* handshake, no sequence */
+	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_HELLO,
 };
 
 /* usnic_rel_hdr.flags */
@@ -70,14 +78,16 @@ enum usnic_rel_pkt_type {
  *	sequence space.
  * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
  *	carry USNIC_REL_F_ACK.
- * @src_incarnation: random number drawn by the sending endpoint at creation,
- *	never 0 (dropped). A new value means the peer restarted: its state is
- *	reset.
- * @dst_incarnation: the receiver's incarnation as the sender knows it, or 0
- *	before the sender has heard from the receiver. A packet naming an older
- *	incarnation of the receiver is dropped.
+ * @src_incarnation: the sender's incarnation of its connection to the
+ *	receiver, random, never 0 (dropped). A new value from a peer's address
+ *	is only a claim: the receiver answers it with a HELLO challenge and
+ *	changes nothing until the sender echoed that challenge.
+ * @dst_incarnation: the receiver's incarnation as the sender knows it; 0 only
+ *	in a HELLO sent before the sender heard from the receiver. A sequenced
+ *	packet or ACK must name the receiver's current incarnation.
  * @seq: sequence number of this packet in (sender, channel). In a standalone
- *	ACK it is the sender's next sequence number and is only informational.
+ *	ACK it is the sender's next sequence number and is only informational;
+ *	zero in a HELLO.
  * @ack: cumulative ACK for the reverse direction of @channel: every sequence
  *	number before @ack was received. Only valid with USNIC_REL_F_ACK.
  * @payload_len: bytes after the type header, at most
@@ -253,6 +263,30 @@ struct usnic_rel_status_hdr {
 	__be16 status;
 	__u8 req_type;
 	__u8 reserved;
+};
+
+/**
+ * struct usnic_rel_hello_hdr - USNIC_REL_PKT_HELLO: handshake, no payload
+ *	(24 bytes)
+ * @cookie: the sender's challenge, random, never 0: a HELLO that echoes it
+ *	proves its sender received a packet sent to its address.
+ * @echo: the receiver's cookie as the sender last saw it, 0 if none.
+ * @isn: the sender's initial sequence number on each channel for its
+ *	current incarnation (@src_incarnation of the common header).
+ *
+ * The common header of a HELLO has channel 0, no flags and zero @seq, @ack
+ * and @sack. A HELLO is verified when @dst_incarnation is the receiver's
+ * incarnation and @echo its cookie; only a verified HELLO pairs the
+ * receiver's connection with @src_incarnation (resetting what was paired
+ * before) and sets its receive windows to @isn. Any other HELLO, and a
+ * sequenced packet from an incarnation the receiver is not paired with, is
+ * answered at most by one rate-limited HELLO that echoes its cookie, and
+ * only when the trigger is at least as long as a HELLO (no amplification).
+ */
+struct usnic_rel_hello_hdr {
+	__be64 cookie;
+	__be64 echo;
+	__be32 isn[USNIC_REL_NR_CHANS];
 };
 
 #endif /* _UAPI_USNIC_REL_WIRE_H */

@@ -14,7 +14,7 @@
 
 /*
  * Process the ACK fields of a packet from @peer. Caller holds conn->lock and
- * has checked the incarnations.
+ * has checked that the packet comes from the paired incarnation.
  */
 void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		      const struct usnic_rel_pkt *pkt)
@@ -82,7 +82,7 @@ void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->type = type;
 	pkt->channel = chan;
-	pkt->src_incarnation = ep->incarnation;
+	pkt->src_incarnation = peer->conn.local_incarnation;
 	pkt->dst_incarnation = peer->conn.remote_incarnation;
 }
 

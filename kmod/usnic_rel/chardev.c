@@ -59,7 +59,8 @@ static long usnic_rel_get_abi(void __user *arg)
 
 /*
  * Copy an ioctl argument that starts with __u32 size, __u32 flags. A caller
- * built against an older header may pass less, down to @min_size; a newer
+ * built against an older header may pass less, down to @min_size (the end of
+ * the last field the ioctl needs; what is missing reads as zero); a newer
  * one may pass more if the bytes we do not know are zero. Returns the
  * caller's size or a negative errno.
  */
@@ -91,7 +92,9 @@ static long usnic_rel_ioctl_create_ep(struct usnic_rel_ctx *ctx,
 	struct usnic_rel_create_ep arg;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_create_ep, region),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	mutex_lock(&ctx->lock);
@@ -112,7 +115,9 @@ static long usnic_rel_ioctl_destroy_ep(struct usnic_rel_ctx *ctx,
 	struct usnic_rel_destroy_ep arg;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_destroy_ep, ep_id),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	if (arg.flags || arg.reserved)
@@ -130,7 +135,9 @@ static long usnic_rel_ioctl_av_insert(struct usnic_rel_ctx *ctx,
 	struct usnic_rel_ep *ep;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_av_insert, addr),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	if (arg.flags || arg.peer || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
@@ -154,7 +161,9 @@ static long usnic_rel_ioctl_av_remove(struct usnic_rel_ctx *ctx,
 	struct usnic_rel_ep *ep;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_av_remove, peer),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	if (arg.flags)
@@ -171,19 +180,20 @@ static long usnic_rel_ioctl_reg_mr(struct usnic_rel_ctx *ctx, void __user *uarg)
 	struct usnic_rel_reg_mr arg;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_reg_mr, rkey),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	if (arg.flags || arg.rkey || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
 		return -EINVAL;
-	mutex_lock(&ctx->lock);
+	/* Pinning may take long: it runs without ctx->lock (mr.c). */
 	ret = usnic_rel_mr_register(ctx, &arg);
 	if (!ret) {
 		ret = usnic_rel_copy_out(uarg, &arg, sizeof(arg), usize);
 		if (ret)
 			usnic_rel_mr_deregister(ctx, arg.rkey);
 	}
-	mutex_unlock(&ctx->lock);
 	return ret;
 }
 
@@ -191,17 +201,16 @@ static long usnic_rel_ioctl_dereg_mr(struct usnic_rel_ctx *ctx,
 				     void __user *uarg)
 {
 	struct usnic_rel_dereg_mr arg;
-	int usize, ret;
+	int usize;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_dereg_mr, rkey),
+				  uarg);
 	if (usize < 0)
 		return usize;
-	if (arg.flags || arg.reserved)
+	if (arg.flags)
 		return -EINVAL;
-	mutex_lock(&ctx->lock);
-	ret = usnic_rel_mr_deregister(ctx, arg.rkey);
-	mutex_unlock(&ctx->lock);
-	return ret;
+	return usnic_rel_mr_deregister(ctx, arg.rkey);
 }
 
 /* Not under ctx->lock: endpoints ring their doorbells independently. */
@@ -212,7 +221,9 @@ static long usnic_rel_ioctl_doorbell(struct usnic_rel_ctx *ctx,
 	struct usnic_rel_ep *ep;
 	int usize, ret;
 
-	usize = usnic_rel_copy_in(&arg, sizeof(arg), sizeof(arg), uarg);
+	usize = usnic_rel_copy_in(&arg, sizeof(arg),
+				  offsetofend(struct usnic_rel_doorbell, rings),
+				  uarg);
 	if (usize < 0)
 		return usize;
 	if (arg.flags || !arg.rings ||

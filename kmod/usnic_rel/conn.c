@@ -97,6 +97,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	spin_lock_init(&conn->lock);
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	INIT_LIST_HEAD(&conn->win_node);
+	usnic_rel_hs_new_epoch(conn);
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
@@ -105,7 +106,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 		__skb_queue_head_init(&c->backlog);
 		INIT_LIST_HEAD(&c->ops);
 		INIT_LIST_HEAD(&c->resps);
-		ret = usnic_rel_txwin_init(&c->tx, size, 0);
+		ret = usnic_rel_txwin_init(&c->tx, size, conn->tx_isn[i]);
 		if (!ret)
 			ret = usnic_rel_rxwin_init(&c->rx, size, 0,
 						   usnic_rel_ack_every);
@@ -427,7 +428,9 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 /*
  * Complete every outstanding send with @status, hand a partly received
  * message's buffer back to userspace, forget the held packets and start
- * both directions of every channel afresh. Caller holds conn->lock.
+ * both directions of every channel afresh: ours at the epoch's initial
+ * sequence numbers, the peer's at 0 until a pairing sets them.
+ * Caller holds conn->lock.
  */
 void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     int status)
@@ -447,7 +450,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 				usnic_rel_conn_post(ep, b, status);
 			usnic_rel_txbuf_put(b);
 		}
-		usnic_rel_txwin_reset(&c->tx, 0);
+		usnic_rel_txwin_reset(&c->tx, conn->tx_isn[i]);
 		if (c->msg.active) {
 			struct usnic_rel_cqe cqe = {
 				.status = status,
@@ -479,17 +482,24 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 }
 
 /*
- * The peer restarted (a new incarnation): what was in flight to its old life
- * is lost. Caller holds conn->lock.
+ * The peer stopped answering (retry limit) or making progress (@stalled):
+ * what was outstanding fails with -ETIMEDOUT, sends fail at once from now
+ * on, and our side starts a new epoch, so that the peer, which may still
+ * hold the old one, must pair with us again through a handshake before
+ * anything else passes. Caller holds conn->lock.
  */
-void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-			  u32 incarnation)
+void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			 bool stalled)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
-	usnic_rel_conn_fail_all(ep, peer, -ECONNRESET);
-	conn->prev_incarnation = conn->remote_incarnation;
-	conn->remote_incarnation = incarnation;
-	conn->state = USNIC_REL_CONN_ACTIVE;
-	usnic_rel_count(ep, USNIC_REL_CNT_PEER_RESETS, 1);
+	conn->state = USNIC_REL_CONN_DEAD;
+	usnic_rel_hs_new_epoch(conn);
+	usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
+	usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+	if (stalled)
+		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_STALLED, 1);
+	/* A send parked on the full window fails now, not at the next doorbell. */
+	if (READ_ONCE(ep->sq_blocked))
+		usnic_rel_tx_work_kick(peer);
 }

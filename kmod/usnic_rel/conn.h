@@ -119,15 +119,27 @@ struct usnic_rel_chan_conn {
 /* Why the connection stopped; outstanding sends complete with this error. */
 enum usnic_rel_conn_state {
 	USNIC_REL_CONN_ACTIVE,
-	USNIC_REL_CONN_DEAD,		/* retry limit reached: -ETIMEDOUT */
+	USNIC_REL_CONN_DEAD,		/* retry limit or stall: -ETIMEDOUT */
 	USNIC_REL_CONN_REMOVED,		/* AV_REMOVE or endpoint teardown */
 };
 
+/*
+ * The connection epoch and handshake (handshake.c). Our side's epoch is
+ * @local_incarnation with its cookie and initial sequence numbers; it is
+ * paired with the peer's @remote_incarnation once a HELLO echoed our cookie.
+ */
 struct usnic_rel_conn {
 	spinlock_t lock;		/* everything in this structure */
 	enum usnic_rel_conn_state state;
-	u32 remote_incarnation;		/* 0 until heard from */
-	u32 prev_incarnation;		/* the one before a restart: stale */
+	u32 local_incarnation;		/* ours, random, never 0 */
+	u32 remote_incarnation;		/* paired peer's, 0 until verified */
+	u32 prev_incarnation;		/* paired before a restart: stale */
+	u32 tx_isn[USNIC_REL_NR_CHANS];	/* our initial sequences, this epoch */
+	u64 cookie;			/* our challenge, redrawn at each pairing */
+	u64 hs_echo;			/* the peer's cookie, echoed in our HELLO */
+	u32 hs_dst;			/* dst_incarnation of our next HELLO */
+	bool hs_owed;			/* a HELLO must go out (tx_work) */
+	unsigned long hs_next;		/* jiffies: no challenge before this */
 	struct usnic_rel_rto rto;
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
@@ -143,8 +155,8 @@ void usnic_rel_conn_shutdown(struct usnic_rel_peer *peer);
 void usnic_rel_conn_free(struct usnic_rel_peer *peer);
 void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     int status);
-void usnic_rel_conn_reset(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-			  u32 incarnation);
+void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			 bool stalled);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 
@@ -164,6 +176,17 @@ static inline void usnic_rel_txbuf_put(struct usnic_rel_txbuf *b)
 	if (b && refcount_dec_and_test(&b->ref))
 		kfree(b);
 }
+
+/* handshake.c */
+struct usnic_rel_pkt;
+void usnic_rel_hs_new_epoch(struct usnic_rel_conn *conn);
+void usnic_rel_hs_start(struct usnic_rel_peer *peer);
+void usnic_rel_hs_rx_hello(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			   const struct usnic_rel_pkt *pkt, size_t len);
+void usnic_rel_hs_rx_unverified(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer,
+				const struct usnic_rel_pkt *pkt, size_t len);
+void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 
 /* timers.c */
 void usnic_rel_timers_init(struct usnic_rel_peer *peer);

@@ -219,6 +219,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	INIT_LIST_HEAD(&ep->win_conns);
 	INIT_DELAYED_WORK(&ep->win_reap, usnic_rel_win_reap);
 	ep->ctx = ctx;
+	ep->serial = ++ctx->ep_serial;
 	ep->net = ctx->net;
 	ep->family = arg->addr.family;
 	ep->incarnation = get_random_u32() ?: 1;

@@ -41,10 +41,16 @@ unsigned int usnic_rel_retry_limit = 12;
 module_param_named(retry_limit, usnic_rel_retry_limit, uint, 0444);
 MODULE_PARM_DESC(retry_limit, "Timeouts in a row before a peer is declared dead (1..64, default 12)");
 
+unsigned int usnic_rel_stall_timeout_ms = 30000;
+module_param_named(stall_timeout_ms, usnic_rel_stall_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(stall_timeout_ms, "Longest a packet may stay unacknowledged before its peer is declared dead, even if the peer acknowledges others (100..600000, default 30000)");
+
 /* Bounds of the timer parameters; see usnic_rel_check_params(). */
 #define USNIC_REL_RTO_FLOOR_US		200U
 #define USNIC_REL_RTO_CEILING_US	60000000U
 #define USNIC_REL_RETRY_LIMIT_MAX	64U
+#define USNIC_REL_STALL_MIN_MS		100U
+#define USNIC_REL_STALL_MAX_MS		600000U
 
 struct workqueue_struct *usnic_rel_wq;
 
@@ -88,6 +94,14 @@ static int __init usnic_rel_check_params(void)
 	    usnic_rel_retry_limit > USNIC_REL_RETRY_LIMIT_MAX) {
 		pr_err("retry_limit=%u: must be in 1..%u\n",
 		       usnic_rel_retry_limit, USNIC_REL_RETRY_LIMIT_MAX);
+		return -EINVAL;
+	}
+	/* Checked on retransmit timeouts, so it must outlast a few RTOs. */
+	if (usnic_rel_stall_timeout_ms < USNIC_REL_STALL_MIN_MS ||
+	    usnic_rel_stall_timeout_ms > USNIC_REL_STALL_MAX_MS) {
+		pr_err("stall_timeout_ms=%u: must be in %u..%u\n",
+		       usnic_rel_stall_timeout_ms, USNIC_REL_STALL_MIN_MS,
+		       USNIC_REL_STALL_MAX_MS);
 		return -EINVAL;
 	}
 	return 0;

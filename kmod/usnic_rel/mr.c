@@ -3,13 +3,18 @@
  * usnic_rel: registered memory. Pages are pinned for as long as the
  * registration lives (FOLL_LONGTERM) and charged to the registering mm's
  * pinned_vm against RLIMIT_MEMLOCK, as RDMA's umem does, so that a process
- * cannot pin more than it could mlock. A random rkey names the registration;
- * its address never travels on the wire.
+ * cannot pin more than it could mlock; the limit is checked before anything
+ * is allocated. A random 64-bit rkey names the registration; its address
+ * never travels on the wire. A registration serves one endpoint: the key is
+ * refused on every other endpoint of the same file, as it is when unknown.
  *
  * Peers reach a registration from the receive path (softirq) by rkey: the
- * lookup pins it with a reference, so DEREG_MR only unlinks it and the last
- * reference frees it. Unpinning may sleep, so a last reference dropped in
- * atomic context hands the freeing to usnic_rel_wq.
+ * lookup pins it with a reference, so DEREG_MR unlinks it, cuts off the
+ * accesses under way (revoked, then a grace period: every access checks it
+ * under RCU) and the last reference unpins and frees it. Unpinning may
+ * sleep, so a last reference dropped in atomic context hands the freeing to
+ * usnic_rel_wq. Pinning runs without ctx->lock, so poll() and the other
+ * ioctls of the file do not wait behind a large registration.
  */
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -65,18 +70,18 @@ void usnic_rel_mr_put(struct usnic_rel_mr *mr, bool can_sleep)
 }
 
 /*
- * The registration @rkey names in @ctx, referenced, or NULL. Wire rkeys are
- * 64 bits wide; ours use 32. Callable from any context.
+ * The registration @rkey names for @ep, referenced, or NULL: unknown, bound
+ * to another endpoint and deregistered all look the same. Callable from any
+ * context.
  */
-struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ctx *ctx, u64 rkey)
+struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ep *ep, u64 rkey)
 {
 	struct usnic_rel_mr *mr;
 
-	if (rkey > U32_MAX)
-		return NULL;
 	rcu_read_lock();
-	mr = xa_load(&ctx->mrs, rkey);
-	if (mr && !refcount_inc_not_zero(&mr->ref))
+	mr = xa_load(&ep->ctx->mrs, lower_32_bits(rkey));
+	if (mr && (mr->rkey != rkey || mr->ep_serial != ep->serial ||
+		   READ_ONCE(mr->revoked) || !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -85,13 +90,19 @@ struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ctx *ctx, u64 rkey)
 /*
  * Copy @len bytes between @buf and the registration at @offset, which the
  * caller checked against mr->length. Works in any context: the pages are
- * pinned for the registration's life.
+ * pinned for the registration's life. Returns -ENOKEY, copying nothing,
+ * once DEREG_MR revoked it; DEREG_MR waits for a copy that started before.
  */
-void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
-		       bool to_mr)
+int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
+		      bool to_mr)
 {
 	u64 pos = offset_in_page(mr->addr) + offset;
 
+	rcu_read_lock();
+	if (READ_ONCE(mr->revoked)) {
+		rcu_read_unlock();
+		return -ENOKEY;
+	}
 	while (len) {
 		struct page *page = mr->pages[pos >> PAGE_SHIFT];
 		u32 off = offset_in_page(pos);
@@ -109,13 +120,15 @@ void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 		pos += n;
 		len -= n;
 	}
+	rcu_read_unlock();
+	return 0;
 }
 
 /*
  * Run one atomic on the operand at @offset (checked against mr->length by the
  * caller), atomically against the owner's CPU accesses and other atomics.
- * Returns 0 with the value before in @old, or -EINVAL when the operand's
- * address is not naturally aligned.
+ * Returns 0 with the value before in @old, -EINVAL when the operand's
+ * address is not naturally aligned, or -ENOKEY once DEREG_MR revoked it.
  */
 int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 			u64 operand, u64 compare, u64 *old)
@@ -127,6 +140,11 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 	/* Aligned to its size, the operand cannot straddle two pages. */
 	if ((mr->addr + offset) & (size - 1))
 		return -EINVAL;
+	rcu_read_lock();
+	if (READ_ONCE(mr->revoked)) {
+		rcu_read_unlock();
+		return -ENOKEY;
+	}
 	page = mr->pages[pos >> PAGE_SHIFT];
 	p = kmap_local_page(page) + offset_in_page(pos);
 	if (size == 8) {
@@ -150,6 +168,7 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 	}
 	flush_dcache_page(page);
 	kunmap_local(p);
+	rcu_read_unlock();
 	return 0;
 }
 
@@ -165,15 +184,55 @@ static int usnic_rel_mr_charge(struct mm_struct *mm, unsigned long npages)
 	return 0;
 }
 
-/* Caller holds ctx->lock. */
+/* Insert @mr under a fresh random key. Caller holds ctx->lock. */
+static int usnic_rel_mr_insert(struct usnic_rel_ctx *ctx, struct usnic_rel_mr *mr)
+{
+	int ret = -EBUSY, tries;
+	u64 rkey;
+
+	/* Indexed by the low half; the whole key must match (lookup). */
+	for (tries = 0; tries < 16 && ret == -EBUSY; tries++) {
+		rkey = get_random_u64();
+		if (!rkey)
+			continue;
+		ret = xa_insert(&ctx->mrs, lower_32_bits(rkey), mr,
+				GFP_KERNEL_ACCOUNT);
+	}
+	if (!ret)
+		mr->rkey = rkey;
+	return ret;
+}
+
+/* Pin the pages of @mr. Runs without ctx->lock: it may take long. */
+static int usnic_rel_mr_pin(struct usnic_rel_mr *mr, unsigned long start,
+			    unsigned int gup_flags, unsigned long *pinned)
+{
+	int ret;
+
+	while (*pinned < mr->npages) {
+		ret = pin_user_pages_fast(start + *pinned * PAGE_SIZE,
+					  min(mr->npages - *pinned,
+					      USNIC_REL_PIN_CHUNK),
+					  gup_flags, mr->pages + *pinned);
+		if (ret <= 0)
+			return ret ?: -EFAULT;
+		*pinned += ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* REG_MR. Takes ctx->lock itself, and not while pinning. */
 int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *arg)
 {
 	unsigned int gup_flags = FOLL_LONGTERM;
 	unsigned long start, npages, pinned = 0;
+	struct usnic_rel_ep *ep;
 	struct usnic_rel_mr *mr;
-	u64 end;
-	int ret, tries;
-	u32 rkey;
+	u64 end, serial;
+	int ret;
 
 	if (!arg->length || arg->access & ~USNIC_REL_ACCESS_ALL ||
 	    check_add_overflow(arg->addr, arg->length, &end) ||
@@ -187,83 +246,96 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	if (arg->access & USNIC_REL_WRITABLE)
 		gup_flags |= FOLL_WRITE;
 
+	mutex_lock(&ctx->lock);
+	ep = xa_load(&ctx->eps, arg->ep_id);
+	serial = ep ? ep->serial : 0;
+	mutex_unlock(&ctx->lock);
+	if (!ep)
+		return -EINVAL;
+
+	/* The limit first: over it, nothing is allocated. */
+	ret = usnic_rel_mr_charge(current->mm, npages);
+	if (ret)
+		return ret;
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
-		return -ENOMEM;
+		goto err_uncharge;
 	refcount_set(&mr->ref, 1);
 	INIT_WORK(&mr->free_work, usnic_rel_mr_free_work);
 	mr->addr = arg->addr;
 	mr->length = arg->length;
 	mr->access = arg->access;
 	mr->npages = npages;
+	mr->ep_serial = serial;
 	/* The length is the caller's: a failed huge allocation is its error, no warning. */
 	mr->pages = kvcalloc(npages, sizeof(*mr->pages),
 			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!mr->pages) {
 		kfree(mr);
-		return -ENOMEM;
-	}
-	ret = usnic_rel_mr_charge(current->mm, npages);
-	if (ret) {
-		kvfree(mr->pages);
-		kfree(mr);
-		return ret;
+		goto err_uncharge;
 	}
 	mmgrab(current->mm);
 	mr->mm = current->mm;
 
-	while (pinned < npages) {
-		ret = pin_user_pages_fast(start + pinned * PAGE_SIZE,
-					  min(npages - pinned, USNIC_REL_PIN_CHUNK),
-					  gup_flags, mr->pages + pinned);
-		if (ret <= 0) {
-			ret = ret ?: -EFAULT;
-			goto err;
-		}
-		pinned += ret;
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			goto err;
-		}
-		cond_resched();
-	}
-
-	for (tries = 0; tries < 16; tries++) {
-		rkey = get_random_u32();
-		ret = xa_insert(&ctx->mrs, rkey, mr, GFP_KERNEL_ACCOUNT);
-		if (ret != -EBUSY)
-			break;
-	}
+	ret = usnic_rel_mr_pin(mr, start, gup_flags, &pinned);
 	if (ret)
 		goto err;
-	mr->rkey = rkey;
-	arg->rkey = rkey;
+	mutex_lock(&ctx->lock);
+	ret = usnic_rel_mr_insert(ctx, mr);
+	mutex_unlock(&ctx->lock);
+	if (ret)
+		goto err;
+	arg->rkey = mr->rkey;
 	return 0;
 
 err:
 	usnic_rel_mr_free(mr, pinned);
 	return ret;
+err_uncharge:
+	atomic64_sub(npages, &current->mm->pinned_vm);
+	return -ENOMEM;
 }
 
-/* Caller holds ctx->lock. */
-int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u32 rkey)
+/*
+ * Cut off the accesses under way and drop the context's reference: once
+ * this returns no peer reads or writes the pages. May sleep.
+ */
+static void usnic_rel_mr_revoke(struct usnic_rel_mr *mr)
 {
-	struct usnic_rel_mr *mr = xa_erase(&ctx->mrs, rkey);
+	WRITE_ONCE(mr->revoked, true);
+	/* Every access that saw it unrevoked holds an RCU read lock. */
+	synchronize_rcu();
+	usnic_rel_mr_put(mr, true);
+}
 
+/* DEREG_MR. Takes ctx->lock itself, and not for the grace period. */
+int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u64 rkey)
+{
+	struct usnic_rel_mr *mr;
+
+	mutex_lock(&ctx->lock);
+	mr = xa_load(&ctx->mrs, lower_32_bits(rkey));
+	if (mr && mr->rkey == rkey)
+		xa_erase(&ctx->mrs, lower_32_bits(rkey));
+	else
+		mr = NULL;
+	mutex_unlock(&ctx->lock);
 	if (!mr)
 		return -EINVAL;
-	/* Operations under way keep it until they are done. */
-	usnic_rel_mr_put(mr, true);
+	usnic_rel_mr_revoke(mr);
 	return 0;
 }
 
 void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx)
 {
 	struct usnic_rel_mr *mr;
-	unsigned long rkey;
+	unsigned long idx;
 
-	xa_for_each(&ctx->mrs, rkey, mr) {
-		xa_erase(&ctx->mrs, rkey);
+	xa_for_each(&ctx->mrs, idx, mr)
+		WRITE_ONCE(mr->revoked, true);
+	synchronize_rcu();
+	xa_for_each(&ctx->mrs, idx, mr) {
+		xa_erase(&ctx->mrs, idx);
 		usnic_rel_mr_put(mr, true);
 	}
 	xa_destroy(&ctx->mrs);

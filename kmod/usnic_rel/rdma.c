@@ -205,19 +205,41 @@ forged:
 }
 
 /*
+ * A peer that named this many unknown rkeys in a row is guessing: from then
+ * on every one-sided request it sends is refused as if its key were unknown,
+ * valid keys included, so a scan learns nothing more. Each refusal is one
+ * small STATUS answering one request (no amplification), and the origin's
+ * operations still complete. The count survives connection resets; it
+ * ends with the peer's AV entry.
+ */
+#define USNIC_REL_BAD_RKEY_LIMIT	64
+
+/*
  * Find the registration a request names and check its rights and range.
  * Returns a wire status; on USNIC_REL_ST_OK *@mrp holds a reference.
+ * An rkey unknown here, bound to another endpoint or deregistered gets the
+ * same answer. A right key with a wrong range or right is told apart: that
+ * reveals nothing to a peer that does not hold the key already.
  */
-static u16 usnic_rel_rdma_access(struct usnic_rel_ep *ep, u64 rkey, u64 offset,
-				 u64 len, u32 access, struct usnic_rel_mr **mrp)
+static u16 usnic_rel_rdma_access(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer, u64 rkey,
+				 u64 offset, u64 len, u32 access,
+				 struct usnic_rel_mr **mrp)
 {
-	struct usnic_rel_mr *mr = usnic_rel_mr_lookup(ep->ctx, rkey);
+	struct usnic_rel_mr *mr;
 	u16 st;
 
+	if (peer->bad_rkeys >= USNIC_REL_BAD_RKEY_LIMIT) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_LOCKED_OUT, 1);
+		return USNIC_REL_ST_BAD_RKEY;
+	}
+	mr = usnic_rel_mr_lookup(ep, rkey);
 	if (!mr) {
+		peer->bad_rkeys++;
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_BAD_RKEY, 1);
 		return USNIC_REL_ST_BAD_RKEY;
 	}
+	peer->bad_rkeys = 0;
 	st = usnic_rel_rdma_range_status(mr->access, mr->length, access,
 					 offset, len);
 	if (st) {
@@ -301,24 +323,28 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 	 * PUT writes nothing; the others check themselves, as the memory may
 	 * be deregistered meanwhile.
 	 */
-	st = usnic_rel_rdma_access(ep, pkt->put.rkey, pkt->put.offset,
+	st = usnic_rel_rdma_access(ep, peer, pkt->put.rkey, pkt->put.offset,
 				   pkt->put.frag_offset ? pkt->payload_len :
 				   pkt->put.op_len,
 				   USNIC_REL_ACCESS_REMOTE_WRITE, &mr);
 	if (st || last) {
 		r = usnic_rel_rdma_resp_alloc(ep, c);
-		if (!r) {
-			if (mr)
-				usnic_rel_mr_put(mr, false);
-			return -EBUSY;
-		}
-		usnic_rel_rdma_status(r, put->op_id, USNIC_REL_PKT_PUT, st);
+		if (!r)
+			goto busy;
 	}
-	if (mr) {
-		usnic_rel_mr_copy(mr, pkt->put.offset, (void *)pkt->payload,
-				  pkt->payload_len, true);
+	/* Deregistered since the lookup: as if it were gone already. */
+	if (mr && usnic_rel_mr_copy(mr, pkt->put.offset, (void *)pkt->payload,
+				    pkt->payload_len, true)) {
+		st = USNIC_REL_ST_BAD_RKEY;
+		if (!r)
+			r = usnic_rel_rdma_resp_alloc(ep, c);
+		if (!r)
+			goto busy;
+	}
+	if (mr)
 		usnic_rel_mr_put(mr, false);
-	}
+	if (r)
+		usnic_rel_rdma_status(r, put->op_id, USNIC_REL_PKT_PUT, st);
 	put->next += pkt->payload_len;
 	put->failed = st != USNIC_REL_ST_OK;
 	put->active = !last;
@@ -327,6 +353,10 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 	if (r)
 		usnic_rel_rdma_resp_queue(peer, c, r);
 	return 0;
+busy:
+	if (mr)
+		usnic_rel_mr_put(mr, false);
+	return -EBUSY;
 }
 
 static int usnic_rel_rdma_rx_get(struct usnic_rel_ep *ep,
@@ -340,7 +370,8 @@ static int usnic_rel_rdma_rx_get(struct usnic_rel_ep *ep,
 
 	if (!r)
 		return -EBUSY;
-	st = usnic_rel_rdma_access(ep, pkt->get_req.rkey, pkt->get_req.offset,
+	st = usnic_rel_rdma_access(ep, peer, pkt->get_req.rkey,
+				   pkt->get_req.offset,
 				   pkt->get_req.length,
 				   USNIC_REL_ACCESS_REMOTE_READ, &mr);
 	if (st) {
@@ -371,16 +402,21 @@ static int usnic_rel_rdma_rx_atomic(struct usnic_rel_ep *ep,
 	/* Not idempotent: the answer's slot is taken before it runs. */
 	if (!r)
 		return -EBUSY;
-	st = usnic_rel_rdma_access(ep, pkt->atomic_req.rkey,
+	st = usnic_rel_rdma_access(ep, peer, pkt->atomic_req.rkey,
 				   pkt->atomic_req.offset, pkt->atomic_req.size,
 				   USNIC_REL_ACCESS_REMOTE_ATOMIC, &mr);
 	if (!st) {
-		if (usnic_rel_mr_atomic(mr, pkt->atomic_req.offset,
-					pkt->atomic_req.op, pkt->atomic_req.size,
-					pkt->atomic_req.operand,
-					pkt->atomic_req.compare, &r->old)) {
+		int ret = usnic_rel_mr_atomic(mr, pkt->atomic_req.offset,
+					      pkt->atomic_req.op,
+					      pkt->atomic_req.size,
+					      pkt->atomic_req.operand,
+					      pkt->atomic_req.compare, &r->old);
+
+		if (ret == -EINVAL) {
 			st = USNIC_REL_ST_UNALIGNED;
 			usnic_rel_count(ep, USNIC_REL_CNT_RDMA_REFUSED, 1);
+		} else if (ret) {
+			st = USNIC_REL_ST_BAD_RKEY;
 		}
 		usnic_rel_mr_put(mr, false);
 	}
@@ -427,6 +463,21 @@ static void usnic_rel_rdma_resp_free(struct usnic_rel_chan_conn *c,
 	if (r->mr)
 		usnic_rel_mr_put(r->mr, false);
 	kfree(r);
+}
+
+/*
+ * The registration a GET is read from was deregistered part-way: what is
+ * left of the answer becomes an error STATUS, which the origin takes as the
+ * GET's final answer (its data never completes it).
+ */
+static void usnic_rel_rdma_resp_revoked(struct usnic_rel_rdma_resp *r)
+{
+	usnic_rel_mr_put(r->mr, false);
+	r->mr = NULL;
+	usnic_rel_rdma_status(r, r->op_id, USNIC_REL_PKT_GET_REQ,
+			      USNIC_REL_ST_BAD_RKEY);
+	r->len = 0;
+	r->sent = 0;
 }
 
 /* Bytes the oldest answer of @c needs in its next packet. */
@@ -478,6 +529,17 @@ again:
 			return false;
 		goto again;
 	}
+	/*
+	 * Read the registration before taking a sequence number: once it is
+	 * deregistered, the answer ends with an error instead.
+	 */
+	if (r->type == USNIC_REL_PKT_GET_RESP &&
+	    usnic_rel_mr_copy(r->mr, r->offset + r->sent, b->data + hlen, frag,
+			      false)) {
+		usnic_rel_rdma_resp_revoked(r);
+		spin_unlock_bh(&conn->lock);
+		goto again;
+	}
 	b->len = hlen + frag;
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret) {
@@ -496,8 +558,6 @@ again:
 		pkt.get_resp.op_id = r->op_id;
 		pkt.get_resp.frag_offset = r->sent;
 		pkt.get_resp.op_len = r->len;
-		usnic_rel_mr_copy(r->mr, r->offset + r->sent, b->data + hlen,
-				  frag, false);
 		break;
 	case USNIC_REL_PKT_ATOMIC_RESP:
 		pkt.atomic_resp.op_id = r->op_id;

@@ -26,7 +26,7 @@ static inline int usnic_rel_rdma_sqe_valid(const struct usnic_rel_sqe *sqe,
 	u32 size = sqe->atomic.atomic_size;
 	u64 limit;
 
-	if (sqe->reserved0 || sqe->reserved1 || sqe->reserved2[0] ||
+	if (sqe->reserved0 || sqe->reserved2[0] ||
 	    sqe->reserved2[1])
 		return -EINVAL;
 	if (!sqe->len || sqe->remote_off + sqe->len < sqe->remote_off)

@@ -3,9 +3,11 @@
  * usnic_rel: the receive path, entered from the UDP stack in softirq context
  * under RCU for every datagram that reaches an endpoint's port. Nothing in
  * the packet is trusted: the headers are parsed and checked in full
- * (wire.c), the sender must be in the address vector and speak to this
- * incarnation of the endpoint, ACKs must acknowledge what was sent, and
- * fragments must continue the message they claim to belong to.
+ * (wire.c), the sender must be in the address vector and be the
+ * incarnation the connection is paired with, speaking to ours (anything
+ * else goes to the handshake, handshake.c, which costs it O(1) and changes
+ * nothing unless it proves itself), ACKs must acknowledge what was sent,
+ * and fragments must continue the message they claim to belong to.
  *
  * Packets are delivered in order per (peer, channel): one that arrives early
  * is held until the gap before it fills. A message's fragments are copied
@@ -21,6 +23,7 @@
 #include <net/sock.h>
 
 #include "conn.h"
+#include "handshake.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -326,32 +329,39 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 }
 
 /*
- * Check the incarnations: learn the peer's, notice a restart, drop what was
- * meant for an earlier life of either side. Returns true to go on.
- * Caller holds conn->lock.
+ * Only the paired incarnation, speaking to ours, gets past this; anything
+ * else is counted and at most challenged, before any window is looked at.
+ * Returns true to go on. Caller holds conn->lock.
  */
-static bool usnic_rel_rx_incarnation(struct usnic_rel_ep *ep,
-				     struct usnic_rel_peer *peer,
-				     const struct usnic_rel_pkt *pkt)
+static bool usnic_rel_rx_verified(struct usnic_rel_ep *ep,
+				  struct usnic_rel_peer *peer,
+				  const struct usnic_rel_pkt *pkt, size_t len)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
+	int verdict = USNIC_REL_RXV_STALE;
 
-	if (!pkt->src_incarnation ||
-	    pkt->src_incarnation == conn->prev_incarnation) {
+	switch (usnic_rel_hs_classify(conn->local_incarnation,
+				      conn->remote_incarnation,
+				      conn->prev_incarnation,
+				      pkt->src_incarnation,
+				      pkt->dst_incarnation)) {
+	case USNIC_REL_HS_OK:
+		if (conn->state == USNIC_REL_CONN_ACTIVE)
+			return true;
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_DEAD_PEER, 1);
+		verdict = USNIC_REL_RXV_DEAD_PEER;
+		break;
+	case USNIC_REL_HS_UNVERIFIED:
+		usnic_rel_hs_rx_unverified(ep, peer, pkt, len);
+		verdict = USNIC_REL_RXV_UNVERIFIED;
+		break;
+	case USNIC_REL_HS_STALE_DST:
+	case USNIC_REL_HS_STALE_SRC:
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
-		return false;
+		break;
 	}
-	if (!conn->remote_incarnation)
-		conn->remote_incarnation = pkt->src_incarnation;
-	else if (pkt->src_incarnation != conn->remote_incarnation)
-		usnic_rel_conn_reset(ep, peer, pkt->src_incarnation);
-	if (pkt->dst_incarnation && pkt->dst_incarnation != ep->incarnation) {
-		/* Meant for our previous life: tell the sender who we are now. */
-		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
-		usnic_rel_ack_schedule(peer, pkt->channel, true);
-		return false;
-	}
-	return true;
+	trace_usnic_rel_rx(ep->debug_id, peer->handle, pkt, len, verdict, 0);
+	return false;
 }
 
 /* encap_rcv of the endpoint's socket: consumes every datagram (returns 0). */
@@ -391,17 +401,23 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 
 	conn = &peer->conn;
 	spin_lock(&conn->lock);
-	if (conn->state != USNIC_REL_CONN_ACTIVE) {
+	if (conn->state == USNIC_REL_CONN_REMOVED) {
 		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
 				   USNIC_REL_RXV_DEAD_PEER, 0);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_DEAD_PEER, 1);
 		goto unlock;
 	}
-	if (!usnic_rel_rx_incarnation(ep, peer, &pkt)) {
+	/* A dead peer's connection still answers a handshake: it may come back. */
+	if (pkt.type == USNIC_REL_PKT_HELLO) {
 		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
-				   USNIC_REL_RXV_STALE, 0);
+				   USNIC_REL_RXV_HELLO, 0);
+		usnic_rel_hs_rx_hello(ep, peer, &pkt,
+				      skb->len - sizeof(struct udphdr));
 		goto unlock;
 	}
+	if (!usnic_rel_rx_verified(ep, peer, &pkt,
+				   skb->len - sizeof(struct udphdr)))
+		goto unlock;
 	if (trace_usnic_rel_rx_enabled())
 		usnic_rel_trace_rx_seq(ep, peer, &pkt, skb->len);
 	if (pkt.flags & USNIC_REL_F_ACK)

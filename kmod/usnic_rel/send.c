@@ -31,7 +31,7 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 	if (sqe->opcode != USNIC_REL_OP_SEND)
 		return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
 	if (sqe->flags & ~USNIC_REL_SQE_INLINE || sqe->reserved0 ||
-	    sqe->reserved1 || sqe->reserved2[0] || sqe->reserved2[1] ||
+	    sqe->reserved2[0] || sqe->reserved2[1] ||
 	    sqe->rkey || sqe->remote_off)
 		return -EINVAL;
 	if (sqe->len > ep->max_msg[chan])
@@ -122,7 +122,12 @@ relock:
 	if (usnic_rel_rdma_finished(cur))
 		goto unlock;
 	if (conn->state != USNIC_REL_CONN_ACTIVE) {
-		ret = conn->state == USNIC_REL_CONN_DEAD ? -EHOSTUNREACH : -EINVAL;
+		ret = -EINVAL;
+		if (conn->state == USNIC_REL_CONN_DEAD) {
+			/* Fails at once, but asks whether the peer is back. */
+			usnic_rel_hs_start(peer);
+			ret = -EHOSTUNREACH;
+		}
 		goto unlock;
 	}
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
@@ -167,6 +172,13 @@ relock:
 	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
 	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
+	if (!conn->remote_incarnation) {
+		/* Held in the window until the handshake pairs the peer. */
+		usnic_rel_hs_start(peer);
+		spin_unlock_bh(&conn->lock);
+		return cur->sent == sqe->len ? 0 : -EAGAIN;
+	}
+	refcount_inc(&b->ref);
 	spin_unlock_bh(&conn->lock);
 
 	usnic_rel_batch_add(ep, peer, batch, b);
@@ -465,6 +477,7 @@ void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 	mutex_lock(&ep->tx_lock);
 	if (ep->dead)
 		goto out;
+	usnic_rel_hs_send(ep, peer);
 	usnic_rel_send_acks(ep, peer);
 	do {
 		more = false;

@@ -2,12 +2,16 @@
 /*
  * usnic_rel: the timers of a connection. One retransmit timer per peer (not
  * per packet) first probes the tail of a flight, then runs the RTO with
- * backoff and declares the peer dead after retry_limit timeouts in a row;
- * one hrtimer bounds how long an ACK may be
+ * backoff and declares the peer dead after retry_limit timeouts in a row,
+ * or when a packet stayed unacknowledged for stall_timeout_ms even though
+ * the peer acknowledged others (a peer that answers one packet per RTO);
+ * before the connection is paired it resends the HELLO instead of data.
+ * One hrtimer bounds how long an ACK may be
  * held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
  */
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 
 #include "conn.h"
 #include "usnic_rel.h"
@@ -62,7 +66,7 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	}
 	if (!restart && timer_pending(&conn->rtx_timer))
 		return;
-	if (!conn->probe_sent)
+	if (!conn->probe_sent && conn->remote_incarnation)
 		us = usnic_rel_probe_timeout_us(&conn->rto);
 	conn->probe_armed = us != 0;
 	if (!us)
@@ -90,6 +94,23 @@ static void usnic_rel_probe(struct usnic_rel_peer *peer)
 	usnic_rel_tx_work_kick(peer);
 }
 
+/* Has a packet waited for its acknowledgment past stall_timeout_ms? */
+static bool usnic_rel_conn_stalled(const struct usnic_rel_conn *conn)
+{
+	u64 limit = (u64)usnic_rel_stall_timeout_ms * NSEC_PER_MSEC;
+	u64 now = ktime_get_ns();
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		const struct usnic_rel_txwin *w = &conn->chan[i].tx;
+
+		if (usnic_rel_txwin_inflight(w) &&
+		    now - usnic_rel_txwin_oldest_ns(w) > limit)
+			return true;
+	}
+	return false;
+}
+
 static void usnic_rel_rtx_timeout(struct timer_list *t)
 {
 	struct usnic_rel_peer *peer = from_timer(peer, t, conn.rtx_timer);
@@ -101,17 +122,27 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;
+	if (usnic_rel_conn_stalled(conn)) {
+		usnic_rel_conn_dead(ep, peer, true);
+		goto out;
+	}
+	if (!conn->remote_incarnation) {
+		/* Nothing is sent before the pairing: ask for it again. */
+		if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
+			usnic_rel_conn_dead(ep, peer, false);
+			goto out;
+		}
+		conn->hs_owed = true;
+		usnic_rel_rtx_timer_arm(peer, true);
+		usnic_rel_tx_work_kick(peer);
+		goto out;
+	}
 	if (conn->probe_armed) {
 		usnic_rel_probe(peer);
 		goto out;
 	}
 	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
-		conn->state = USNIC_REL_CONN_DEAD;
-		usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
-		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
-		/* A send parked on the full window fails now, not at the next doorbell. */
-		if (READ_ONCE(ep->sq_blocked))
-			usnic_rel_tx_work_kick(peer);
+		usnic_rel_conn_dead(ep, peer, false);
 		goto out;
 	}
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {

@@ -24,6 +24,8 @@ enum usnic_rel_rx_verdict {
 	USNIC_REL_RXV_UNKNOWN_PEER,	/* dropped: sender not in the AV */
 	USNIC_REL_RXV_DEAD_PEER,	/* dropped: connection dead or removed */
 	USNIC_REL_RXV_STALE,		/* dropped: wrong incarnation */
+	USNIC_REL_RXV_UNVERIFIED,	/* dropped: not paired, challenged */
+	USNIC_REL_RXV_HELLO,		/* a handshake packet (see below) */
 };
 
 #define usnic_rel_show_rx_verdict(v)					\
@@ -36,7 +38,17 @@ enum usnic_rel_rx_verdict {
 		{ USNIC_REL_RXV_BAD_HEADER, "drop_bad_header" },	\
 		{ USNIC_REL_RXV_UNKNOWN_PEER, "drop_unknown_peer" },	\
 		{ USNIC_REL_RXV_DEAD_PEER, "drop_dead_peer" },		\
-		{ USNIC_REL_RXV_STALE, "drop_stale_incarnation" })
+		{ USNIC_REL_RXV_STALE, "drop_stale_incarnation" },	\
+		{ USNIC_REL_RXV_UNVERIFIED, "drop_unverified" },	\
+		{ USNIC_REL_RXV_HELLO, "hello" })
+
+/* Values of enum usnic_rel_hello_verdict (handshake.h). */
+#define usnic_rel_show_hello_verdict(v)				\
+	__print_symbolic(v,						\
+		{ 0, "unverified" },					\
+		{ 1, "current" },					\
+		{ 2, "pair" },						\
+		{ 3, "stale" })
 
 void usnic_rel_trace_rx_seq(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			    const struct usnic_rel_pkt *pkt, u32 len);
@@ -139,6 +151,29 @@ TRACE_EVENT(usnic_rel_retransmit,
 	    TP_printk("ep=%u peer=%u channel=%u seq=%u %s",
 		      __entry->ep, __entry->peer, __entry->channel, __entry->seq,
 		      __entry->timeout ? "timeout" : "fast")
+);
+
+/* A HELLO and what the handshake decided (enum usnic_rel_hello_verdict). */
+TRACE_EVENT(usnic_rel_handshake,
+	    TP_PROTO(u32 ep, u32 peer, const struct usnic_rel_pkt *pkt,
+		     int verdict),
+	    TP_ARGS(ep, peer, pkt, verdict),
+	    TP_STRUCT__entry(__field(u32, ep)
+			     __field(u32, peer)
+			     __field(u32, src)
+			     __field(u32, dst)
+			     __field(u8, flags)
+			     __field(int, verdict)),
+	    TP_fast_assign(__entry->ep = ep;
+			   __entry->peer = peer;
+			   __entry->src = pkt->src_incarnation;
+			   __entry->dst = pkt->dst_incarnation;
+			   __entry->flags = pkt->flags;
+			   __entry->verdict = verdict;),
+	    TP_printk("ep=%u peer=%u src=%08x dst=%08x flags=0x%x %s",
+		      __entry->ep, __entry->peer, __entry->src, __entry->dst,
+		      __entry->flags,
+		      usnic_rel_show_hello_verdict(__entry->verdict))
 );
 
 #endif /* _USNIC_REL_TRACE_H */

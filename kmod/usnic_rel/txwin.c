@@ -255,6 +255,7 @@ int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 		w->peak = inflight + 1;
 	s = &w->slots[usnic_rel_txwin_slot(w, w->next)];
 	s->sent_ns = now_ns;
+	s->first_ns = now_ns;
 	/* A packet first sent during a recovery is not one of its losses. */
 	s->epoch = w->epoch;
 	s->retx = 0;

@@ -26,6 +26,7 @@
  */
 struct usnic_rel_tx_slot {
 	u64 sent_ns;	/* last (re)transmission, for RTT samples */
+	u64 first_ns;	/* first transmission: how long it waits (stall) */
 	u32 epoch;	/* recovery epoch of the last transmission */
 	u16 retx;	/* retransmissions: no RTT sample (Karn) */
 	bool sacked;	/* the receiver holds it out of order */
@@ -89,6 +90,12 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 {
 	return w->next - w->una;
+}
+
+/* When the oldest packet in flight was first sent; only if one is. */
+static inline u64 usnic_rel_txwin_oldest_ns(const struct usnic_rel_txwin *w)
+{
+	return w->slots[w->una & (w->cap - 1)].first_ns;
 }
 
 /* The protocol window is full: no more may be sent until an ACK. */

@@ -44,6 +44,7 @@ extern unsigned int usnic_rel_rto_max_us;
 extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
+extern unsigned int usnic_rel_stall_timeout_ms;
 
 /* Deferred work that may sleep and must finish before the module goes. */
 extern struct workqueue_struct *usnic_rel_wq;
@@ -55,7 +56,8 @@ extern struct dentry *usnic_rel_debugfs_root;
 struct usnic_rel_ctx {
 	struct mutex lock;		/* see the locking rules above */
 	struct xarray eps;		/* ep_id -> struct usnic_rel_ep */
-	struct xarray mrs;		/* rkey -> struct usnic_rel_mr */
+	struct xarray mrs;		/* low 32 bits of rkey -> struct usnic_rel_mr */
+	u64 ep_serial;			/* last endpoint serial given (lock) */
 	wait_queue_head_t wq;		/* woken when a CQE is posted */
 	struct net *net;		/* netns of the opener, referenced */
 };
@@ -102,6 +104,12 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_FAST,
 	USNIC_REL_CNT_PEERS_DEAD,
 	USNIC_REL_CNT_PEER_RESETS,
+	USNIC_REL_CNT_RX_UNVERIFIED,	/* from an incarnation not paired with us */
+	USNIC_REL_CNT_CHALLENGES_SENT,	/* HELLOs sent to ask for proof */
+	USNIC_REL_CNT_CHALLENGES_LIMITED, /* ... not sent: rate or size limit */
+	USNIC_REL_CNT_HELLOS_SENT,	/* every HELLO sent */
+	USNIC_REL_CNT_HANDSHAKES,	/* pairings with a verified peer */
+	USNIC_REL_CNT_PEERS_STALLED,	/* declared dead by stall_timeout_ms */
 	USNIC_REL_CNT_RDMA_STARTED,	/* one-sided ops this endpoint started */
 	USNIC_REL_CNT_RDMA_FAILED,	/* ... that completed with an error */
 	USNIC_REL_CNT_RDMA_SERVED,	/* ops executed here for a peer */
@@ -111,6 +119,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
 	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
+	USNIC_REL_CNT_RDMA_LOCKED_OUT,	/* refused: the peer guessed too many rkeys */
 	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
 	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
 	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
@@ -127,6 +136,7 @@ struct usnic_rel_peer {
 	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
+	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
 	struct usnic_rel_conn conn;
 };
 
@@ -145,6 +155,7 @@ struct usnic_rel_ep {
 	struct usnic_rel_ctx *ctx;
 	u32 id;
 	u32 debug_id;
+	u64 serial;			/* never reused in its context: binds MRs */
 	u32 incarnation;
 	u16 family;
 	u16 port;			/* bound port, host order */
@@ -194,7 +205,9 @@ struct usnic_rel_ep {
  * A memory registration. Peers reach it by rkey from softirq context: it is
  * found in ctx->mrs under RCU and pinned with @ref; the last reference
  * unpins the pages from a work item (that may sleep) and frees the
- * structure after a grace period.
+ * structure after a grace period. It serves one endpoint (@ep_serial).
+ * DEREG_MR sets @revoked, then waits a grace period: every access to the
+ * pages checks @revoked inside an RCU read-side section (mr.c).
  */
 struct usnic_rel_mr {
 	refcount_t ref;
@@ -203,7 +216,9 @@ struct usnic_rel_mr {
 	u64 addr;
 	u64 length;
 	u32 access;
-	u32 rkey;
+	bool revoked;
+	u64 rkey;
+	u64 ep_serial;
 	unsigned long npages;
 	struct page **pages;
 	struct mm_struct *mm;		/* charged via pinned_vm, mmgrab'd */
@@ -265,12 +280,12 @@ struct usnic_rel_peer *usnic_rel_peer_lookup_v6(struct usnic_rel_ep *ep,
 
 /* mr.c */
 int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *arg);
-int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u32 rkey);
+int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u64 rkey);
 void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx);
-struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ctx *ctx, u64 rkey);
+struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ep *ep, u64 rkey);
 void usnic_rel_mr_put(struct usnic_rel_mr *mr, bool can_sleep);
-void usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
-		       bool to_mr);
+int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
+		      bool to_mr);
 int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 			u64 operand, u64 compare, u64 *old);
 

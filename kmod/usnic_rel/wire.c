@@ -20,6 +20,10 @@ static_assert(sizeof(struct usnic_rel_get_resp_hdr) == 16);
 static_assert(sizeof(struct usnic_rel_atomic_req_hdr) == 40);
 static_assert(sizeof(struct usnic_rel_atomic_resp_hdr) == 16);
 static_assert(sizeof(struct usnic_rel_status_hdr) == 8);
+static_assert(sizeof(struct usnic_rel_hello_hdr) == 24);
+/* A challenge answers any trigger at least this long: DATA is never shorter. */
+static_assert(sizeof(struct usnic_rel_hello_hdr) <=
+	      sizeof(struct usnic_rel_data_hdr));
 static_assert(offsetof(struct usnic_rel_hdr, sack) % 8 == 0);
 /* payload_len is 16 bits wide. */
 static_assert(USNIC_REL_WIRE_MAX_PAYLOAD <= U16_MAX);
@@ -33,6 +37,7 @@ static const u8 usnic_rel_type_hdr_len[USNIC_REL_PKT_TYPE_MAX + 1] = {
 	[USNIC_REL_PKT_ATOMIC_REQ] = sizeof(struct usnic_rel_atomic_req_hdr),
 	[USNIC_REL_PKT_ATOMIC_RESP] = sizeof(struct usnic_rel_atomic_resp_hdr),
 	[USNIC_REL_PKT_STATUS] = sizeof(struct usnic_rel_status_hdr),
+	[USNIC_REL_PKT_HELLO] = sizeof(struct usnic_rel_hello_hdr),
 };
 
 static bool usnic_rel_type_valid(u8 type)
@@ -224,6 +229,26 @@ usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
 	}
 }
 
+static enum usnic_rel_drop_reason
+usnic_rel_parse_hello(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_hello_hdr h;
+	int i;
+
+	memcpy(&h, p, sizeof(h));
+	/* Not sequenced: nothing to number or acknowledge; may ask for an answer. */
+	if (pkt->channel || (pkt->flags & ~USNIC_REL_F_ACK_REQ) || pkt->seq ||
+	    pkt->ack || pkt->sack)
+		return USNIC_REL_DROP_BAD_HELLO;
+	pkt->hello.cookie = be64_to_cpu(h.cookie);
+	pkt->hello.echo = be64_to_cpu(h.echo);
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		pkt->hello.isn[i] = be32_to_cpu(h.isn[i]);
+	if (!pkt->hello.cookie)
+		return USNIC_REL_DROP_BAD_HELLO;
+	return USNIC_REL_DROP_NONE;
+}
+
 /**
  * usnic_rel_wire_parse() - validate and decode one received datagram
  * @buf: the UDP payload, in linear memory
@@ -303,6 +328,8 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return usnic_rel_parse_atomic_resp(p, pkt);
 	case USNIC_REL_PKT_STATUS:
 		return usnic_rel_parse_status(p, pkt);
+	case USNIC_REL_PKT_HELLO:
+		return usnic_rel_parse_hello(p, pkt);
 	default:
 		return USNIC_REL_DROP_NONE;	/* ACK: nothing more */
 	}
@@ -389,6 +416,18 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 		memcpy(p, &h, sizeof(h));
 		break;
 	}
+	case USNIC_REL_PKT_HELLO: {
+		struct usnic_rel_hello_hdr h = {
+			.cookie = cpu_to_be64(pkt->hello.cookie),
+			.echo = cpu_to_be64(pkt->hello.echo),
+		};
+		int i;
+
+		for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+			h.isn[i] = cpu_to_be32(pkt->hello.isn[i]);
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
 	}
 }
 
@@ -444,6 +483,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_ADDR_WRAP] = "addr_wrap",
 	[USNIC_REL_DROP_BAD_ATOMIC] = "bad_atomic",
 	[USNIC_REL_DROP_BAD_STATUS] = "bad_status",
+	[USNIC_REL_DROP_BAD_HELLO] = "bad_hello",
 	[USNIC_REL_DROP_UNKNOWN_PEER] = "unknown_peer",
 	[USNIC_REL_DROP_STALE_INCARNATION] = "stale_incarnation",
 	[USNIC_REL_DROP_OUT_OF_WINDOW] = "out_of_window",
@@ -451,6 +491,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_BAD_ACK] = "bad_ack",
 	[USNIC_REL_DROP_REASM] = "reassembly",
 	[USNIC_REL_DROP_NO_MEMORY] = "no_memory",
+	[USNIC_REL_DROP_UNVERIFIED] = "unverified",
 };
 
 /**

@@ -30,6 +30,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_ADDR_WRAP,	/* remote offset + length wraps */
 	USNIC_REL_DROP_BAD_ATOMIC,	/* op, size, alignment or operand */
 	USNIC_REL_DROP_BAD_STATUS,	/* unknown status or answered type */
+	USNIC_REL_DROP_BAD_HELLO,	/* HELLO with sequence fields or no cookie */
 	/* callers */
 	USNIC_REL_DROP_UNKNOWN_PEER,
 	USNIC_REL_DROP_STALE_INCARNATION,
@@ -38,6 +39,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_ACK,		/* stale or forged acknowledgment */
 	USNIC_REL_DROP_REASM,		/* fragment disagrees with its message */
 	USNIC_REL_DROP_NO_MEMORY,
+	USNIC_REL_DROP_UNVERIFIED,	/* from an incarnation not paired with us */
 	USNIC_REL_DROP_MAX,
 };
 
@@ -96,6 +98,11 @@ struct usnic_rel_pkt {
 			u16 status;
 			u8 req_type;
 		} status;
+		struct {
+			u64 cookie;
+			u64 echo;
+			u32 isn[USNIC_REL_NR_CHANS];
+		} hello;
 	};
 };
 

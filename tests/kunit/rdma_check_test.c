@@ -58,7 +58,7 @@ static struct usnic_rel_sqe rdma_sqe(u8 opcode, u32 len)
 	struct usnic_rel_sqe sqe = {
 		.opcode = opcode,
 		.len = len,
-		.rkey = 0x1234,
+		.rkey = 0x123456789abcdef0ULL,
 		.remote_off = 64,
 	};
 
@@ -95,7 +95,7 @@ static void rdma_sqe_put_get(struct kunit *test)
 	sqe.remote_off = U64_MAX - 8;	/* wraps */
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);
 	sqe = rdma_sqe(USNIC_REL_OP_PUT, 16);
-	sqe.reserved1 = 1;
+	sqe.reserved0 = 1;
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);
 	sqe = rdma_sqe(USNIC_REL_OP_PUT, 16);
 	sqe.reserved2[1] = 1;

@@ -69,6 +69,18 @@ static void wt_valid(struct usnic_rel_pkt *p, u8 type)
 		p->status.status = USNIC_REL_ST_OUT_OF_BOUNDS;
 		p->status.req_type = USNIC_REL_PKT_PUT;
 		break;
+	case USNIC_REL_PKT_HELLO:
+		/* Not sequenced: no channel, flags, sequence or ACK. */
+		p->channel = 0;
+		p->flags = USNIC_REL_F_ACK_REQ;
+		p->seq = 0;
+		p->ack = 0;
+		p->sack = 0;
+		p->hello.cookie = 0x0123456789abcdefULL;
+		p->hello.echo = 0xfedcba9876543210ULL;
+		p->hello.isn[0] = 0x80000001;
+		p->hello.isn[1] = 0xfffffff0;
+		break;
 	}
 }
 
@@ -89,7 +101,7 @@ static const u8 wt_types[] = {
 	USNIC_REL_PKT_DATA, USNIC_REL_PKT_ACK, USNIC_REL_PKT_PUT,
 	USNIC_REL_PKT_GET_REQ, USNIC_REL_PKT_GET_RESP,
 	USNIC_REL_PKT_ATOMIC_REQ, USNIC_REL_PKT_ATOMIC_RESP,
-	USNIC_REL_PKT_STATUS,
+	USNIC_REL_PKT_STATUS, USNIC_REL_PKT_HELLO,
 };
 
 static void wire_round_trip_every_type(struct kunit *test)
@@ -234,6 +246,7 @@ struct wt_reject {
 #define AREQ(f) TYP(usnic_rel_atomic_req_hdr, f)
 #define ARSP(f) TYP(usnic_rel_atomic_resp_hdr, f)
 #define STAT(f) TYP(usnic_rel_status_hdr, f)
+#define HELO(f) TYP(usnic_rel_hello_hdr, f)
 
 #define T_DATA USNIC_REL_PKT_DATA
 #define T_ACK USNIC_REL_PKT_ACK
@@ -243,13 +256,16 @@ struct wt_reject {
 #define T_AREQ USNIC_REL_PKT_ATOMIC_REQ
 #define T_ARSP USNIC_REL_PKT_ATOMIC_RESP
 #define T_STAT USNIC_REL_PKT_STATUS
+#define T_HELO USNIC_REL_PKT_HELLO
 
 static const struct wt_reject wt_rejects[] = {
 	{ "bad_magic", T_DATA, {{ HDR(magic), 4, 0x5553524d }}, 0,
 	  USNIC_REL_DROP_BAD_MAGIC },
 	{ "version_0", T_DATA, {{ HDR(version), 1, 0 }}, 0,
 	  USNIC_REL_DROP_BAD_VERSION },
-	{ "version_2", T_DATA, {{ HDR(version), 1, 2 }}, 0,
+	{ "version_1", T_DATA, {{ HDR(version), 1, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_VERSION },
+	{ "version_next", T_DATA, {{ HDR(version), 1, USNIC_REL_WIRE_VERSION + 1 }}, 0,
 	  USNIC_REL_DROP_BAD_VERSION },
 	{ "type_0", T_DATA, {{ HDR(type), 1, 0 }}, 0, USNIC_REL_DROP_BAD_TYPE },
 	{ "type_max_plus_1", T_DATA, {{ HDR(type), 1, USNIC_REL_PKT_TYPE_MAX + 1 }},
@@ -343,6 +359,23 @@ static const struct wt_reject wt_rejects[] = {
 	{ "status_ok_for_get", T_STAT,
 	  {{ STAT(req_type), 1, T_GREQ }, { STAT(status), 2, USNIC_REL_ST_OK }}, 0,
 	  USNIC_REL_DROP_BAD_STATUS },
+	{ "hello_no_cookie", T_HELO, {{ HELO(cookie), 8, 0 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_no_echo_ok", T_HELO, {{ HELO(echo), 8, 0 }}, 0,
+	  USNIC_REL_DROP_NONE },
+	{ "hello_with_seq", T_HELO, {{ HDR(seq), 4, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_with_ack", T_HELO, {{ HDR(ack), 4, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_with_sack", T_HELO, {{ HDR(sack), 8, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_with_flag_ack", T_HELO, {{ HDR(flags), 1, USNIC_REL_F_ACK }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_on_data_channel", T_HELO, {{ HDR(channel), 1, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_with_payload", T_HELO, {{ HDR(payload_len), 2, 1 }}, 1,
+	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "hello_truncated", T_HELO, {}, -1, USNIC_REL_DROP_TRUNCATED },
 };
 
 static void wt_reject_desc(const struct wt_reject *r, char *desc)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host test: 'make install-lib install-tools' into a staging root yields a library,
+# Host test: 'make install-lib install-tools install-udev' into a staging root yields a library,
 # header, man pages, usnic-rel-stat and a pkg-config file with which a program
 # builds and runs.
 set -euo pipefail
@@ -7,12 +7,12 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$src/build}
 dest=$build/install-test
 rm -rf "$dest"
-make -s -C "$src" install-lib install-tools DESTDIR="$dest" PREFIX=/usr >/dev/null
+make -s -C "$src" install-lib install-tools install-udev DESTDIR="$dest" PREFIX=/usr >/dev/null
 lib=$dest/usr/lib
 for f in "$lib/libusnicrel.so" "$lib/libusnicrel.a" "$dest/usr/include/usnicrel.h" \
 	"$dest/usr/share/man/man3/urel_device_open.3" "$dest/usr/share/man/man7/usnicrel.7" \
 	"$dest/usr/share/man/man4/usnic_rel.4" "$dest/usr/bin/usnic-rel-stat" \
-	"$dest/usr/share/man/man8/usnic-rel-stat.8"; do
+	"$dest/usr/share/man/man8/usnic-rel-stat.8" "$dest/lib/udev/rules.d/60-usnic-rel.rules"; do
 	[ -e "$f" ] || { echo "check_install: $f not installed"; exit 1; }
 done
 export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest

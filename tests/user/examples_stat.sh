@@ -51,7 +51,7 @@ $B "$ex/rdma" origin 10.78.0.2 18304 10.78.0.1 18303 >"$out/origin" 2>&1 ||
 	fail "rdma origin failed: $(cat "$out/origin")"
 wait $target || fail "rdma target failed: $(cat "$out/target")"
 cat "$out/target" "$out/origin"
-rkey=$(sed -n 's/^target: registered 4096 bytes, rkey \([0-9a-f]\{8\}\) sent$/\1/p' "$out/target")
+rkey=$(sed -n 's/^target: registered 4096 bytes, rkey \([0-9a-f]\{16\}\) sent$/\1/p' "$out/target")
 [ -n "$rkey" ] || fail "target did not publish its key"
 diff -u - "$out/origin" <<EOF || fail "origin output"
 origin: got rkey $rkey

@@ -27,6 +27,9 @@ int main(void)
 
 	URT_CHECK(strstr(urel_strerror(-ENOENT), "modprobe usnic_rel") != NULL);
 	URT_CHECK(strstr(urel_strerror(-EPROTO), "ABI") != NULL);
+	/* -EACCES covers both the device node and a privileged port. */
+	URT_CHECK(strstr(urel_strerror(-EACCES), "device node") != NULL);
+	URT_CHECK(strstr(urel_strerror(-EACCES), "privileged port") != NULL);
 	URT_CHECK(strcmp(urel_strerror(ENOTTY), urel_strerror(-ENOTTY)) == 0);
 	URT_CHECK(strcmp(urel_strerror(0), "success") == 0);
 	URT_CHECK(urel_strerror(-ENOMEM) != NULL);

@@ -184,10 +184,10 @@ static void check_bad_ids(int fd)
 	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* over the maximum */
 	sqe.user_ctx = 6;
 	sqe.len = 8;
-	sqe.reserved1 = 1;
+	sqe.reserved2[0] = 1;
 	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* reserved */
 	sqe.user_ctx = 7;
-	sqe.reserved1 = 0;
+	sqe.reserved2[0] = 0;
 	sqe.opcode = USNIC_REL_OP_PUT;
 	sqe.len = 0;
 	urt_queue_sqe(&ep, USNIC_REL_CHAN_CMD, &sqe); /* an empty put */

@@ -3,8 +3,10 @@
  * In-VM test: datagrams an endpoint did not ask for are dropped and counted,
  * never trusted: garbage, truncated or inconsistent headers (one of each kind
  * the wire format rules out), strangers, duplicates, sequence numbers far
- * outside the window, forged ACKs, packets for an earlier incarnation. A
- * well-formed packet crafted here is delivered and acknowledged correctly.
+ * outside the window, forged ACKs, packets for an earlier incarnation, and
+ * anything from an address in the address vector before it completed the
+ * handshake: well-formed data, a HELLO with a wrong echo. After a handshake
+ * done by hand here, a well-formed packet is delivered and acknowledged.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -19,6 +21,8 @@
 #define MY_INCARNATION 0x12345678u
 
 static int sock, port;
+/* The endpoint's incarnation of its connection to us, from its HELLO. */
+static uint32_t ep_inc;
 
 static int udp_send(int s, const void *buf, size_t len)
 {
@@ -50,6 +54,7 @@ static void data_init(struct data_pkt *p, uint32_t seq)
 	p->h.type = USNIC_REL_PKT_DATA;
 	p->h.channel = USNIC_REL_CHAN_CMD;
 	p->h.src_incarnation = htonl(MY_INCARNATION);
+	p->h.dst_incarnation = htonl(ep_inc);
 	p->h.seq = htonl(seq);
 	p->h.payload_len = htons(4);
 	p->d.msg_id = htonl(seq);
@@ -68,6 +73,46 @@ static void data_init(struct data_pkt *p, uint32_t seq)
 		bad++;                                                                             \
 	} while (0)
 
+struct hello_pkt {
+	struct usnic_rel_hdr h;
+	struct usnic_rel_hello_hdr x;
+};
+
+#define MY_COOKIE 0x1020304050607080ull
+
+static void hello_send(uint32_t dst, uint64_t echo)
+{
+	struct hello_pkt p = {
+		.h = { .magic = htonl(USNIC_REL_WIRE_MAGIC),
+		       .version = USNIC_REL_WIRE_VERSION,
+		       .type = USNIC_REL_PKT_HELLO,
+		       .flags = USNIC_REL_F_ACK_REQ,
+		       .src_incarnation = htonl(MY_INCARNATION),
+		       .dst_incarnation = htonl(dst) },
+		.x = { .cookie = htobe64(MY_COOKIE), .echo = htobe64(echo) },
+	};
+
+	URT_CHECK_EQ(udp_send(sock, &p, sizeof(p)), 0);
+}
+
+/* Wait for a HELLO from the endpoint echoing @echo; returns its cookie or 0. */
+static uint64_t recv_hello(uint64_t echo)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct hello_pkt p;
+
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv(sock, &p, sizeof(p), 0) > 0) {
+		if (p.h.type != USNIC_REL_PKT_HELLO || be64toh(p.x.echo) != echo)
+			continue;
+		URT_CHECK_EQ(ntohl(p.h.dst_incarnation), MY_INCARNATION);
+		URT_CHECK(p.h.src_incarnation != 0);
+		ep_inc = ntohl(p.h.src_incarnation);
+		return be64toh(p.x.cookie);
+	}
+	return 0;
+}
+
 /* Wait for the kernel's ACK to us and return its cumulative ACK, or -1. */
 static long long recv_ack(uint32_t ep_incarnation)
 {
@@ -75,7 +120,7 @@ static long long recv_ack(uint32_t ep_incarnation)
 	struct timeval tv = { .tv_sec = 2 };
 
 	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (recv(sock, &h, sizeof(h), 0) == sizeof(h)) {
+	while (recv(sock, &h, sizeof(h), 0) > 0) {
 		if (h.type != USNIC_REL_PKT_ACK)
 			continue;
 		URT_CHECK_EQ(ntohl(h.src_incarnation), ep_incarnation);
@@ -96,6 +141,7 @@ int main(void)
 	char junk[256];
 	struct urt_ep ep;
 	int fd, stranger, bad = 0;
+	uint64_t cookie;
 
 	fd = open("/dev/usnic_rel", O_RDWR);
 	sock = socket(AF_INET, SOCK_DGRAM, 0);
@@ -144,6 +190,28 @@ int main(void)
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), 0);
 	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 0), -ETIMEDOUT);
 
+	/* From the right address, but unverified: a challenge, no delivery. */
+	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
+	cookie = recv_hello(0);
+	URT_CHECK(cookie != 0);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_unverified"), 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "challenges_sent"), 1);
+	/* A HELLO that does not echo the cookie pairs nothing. */
+	hello_send(ep_inc, cookie ^ 1);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_unverified"), 2);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "handshakes_completed"), 0);
+	/* Data still unverified, even naming the endpoint's incarnation. */
+	data_init(&good, 0);
+	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_unverified"), 3);
+	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 0), -ETIMEDOUT);
+	/* The echo pairs us; the endpoint proves itself by echoing ours. */
+	hello_send(ep_inc, cookie);
+	URT_CHECK(recv_hello(MY_COOKIE) != 0);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "handshakes_completed"), 1);
+
 	/* The real thing is delivered and acknowledged (ACK 1: seq 0 is in). */
 	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
 	if (urt_cq_next(&ep, &cqe, 2000) == 0) {
@@ -155,17 +223,17 @@ int main(void)
 	} else {
 		URT_CHECK(!"the well-formed packet was not delivered");
 	}
-	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+	URT_CHECK_EQ(recv_ack(ep_inc), 1);
 
 	/* The same packet again: a duplicate, answered at once, not delivered. */
 	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
-	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+	URT_CHECK_EQ(recv_ack(ep_inc), 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_duplicate"), 1);
 
 	/* Far beyond the window. */
 	data_init(&good, 1000000);
 	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
-	URT_CHECK_EQ(recv_ack(ep.info.incarnation), 1);
+	URT_CHECK_EQ(recv_ack(ep_inc), 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_out_of_window"), 1);
 
 	/* An ACK for packets the endpoint never sent us. */
@@ -178,7 +246,7 @@ int main(void)
 
 	/* Meant for an earlier incarnation of the endpoint. */
 	data_init(&good, 2);
-	good.h.dst_incarnation = htonl(ep.info.incarnation ^ 1);
+	good.h.dst_incarnation = htonl(ep_inc ^ 1);
 	URT_CHECK_EQ(udp_send(sock, &good, PKT_LEN), 0);
 	usleep(100000);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_stale_incarnation"), 1);

@@ -29,7 +29,7 @@ static char *ro_page; /* read-only, holds plausible arguments */
 static char *edge; /* last page before an unmapped one */
 static char *unmapped; /* a page that was unmapped */
 static char *target; /* registered: one-sided operations land here */
-static uint32_t target_rkey;
+static uint64_t target_rkey;
 
 static uint64_t rnd(void)
 {
@@ -196,6 +196,8 @@ static void make_arg(unsigned int which, void *buf, size_t len)
 		}
 		m->length = rnd_below(2) ? rnd_below(3 * page_size) : rnd();
 		m->access = rnd_below(2) ? rnd_below(16) : rnd_u32();
+		m->ep_id =
+			nr_eps && rnd_below(2) ? eps[rnd_below(nr_eps)].info.ep_id : rnd_below(8);
 		break;
 	}
 	default:
@@ -350,10 +352,9 @@ static void fuzz_ring(void)
 			s->opcode = rnd_below(6);
 			s->flags = rnd_below(3);
 			s->reserved0 = 0;
-			s->reserved1 = 0;
 			s->reserved2[0] = s->reserved2[1] = 0;
 			/* One-sided: the registration, or any key; in or out of it. */
-			s->rkey = rnd_below(2) ? target_rkey : rnd_u32();
+			s->rkey = rnd_below(2) ? target_rkey : rnd();
 			s->remote_off = rnd_below(2) ? rnd_below(3 * page_size) : rnd();
 			s->atomic.atomic_op = rnd_below(5);
 			s->atomic.atomic_size = rnd_below(2) ? 4 : 8;
@@ -537,6 +538,7 @@ int main(void)
 			.addr = (uintptr_t)target,
 			.length = 2 * page_size,
 			.access = USNIC_REL_ACCESS_ALL,
+			.ep_id = eps[1].info.ep_id,
 		};
 
 		URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &mr), 0);

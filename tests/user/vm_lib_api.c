@@ -373,21 +373,21 @@ static void test_rdma(struct urel_device *dev)
 	struct urel_atomic swap = { .op = UREL_ATOMIC_SWAP, .size = 8, .operand = 9 };
 	struct urel_atomic bad = fadd;
 	struct urel_mr *mr, *gone;
-	uint32_t rkey, stale;
+	uint64_t rkey, stale;
 
 	memset(target, 0, 4096);
-	URT_CHECK_EQ(urel_mr_reg(dev, target, 4096, 0x10, &mr), -EINVAL);
-	URT_CHECK_EQ(urel_mr_reg(dev, target, 0, UREL_ACCESS_REMOTE_READ, &mr), -EINVAL);
-	URT_CHECK_EQ(urel_mr_reg(dev, NULL, 4096, UREL_ACCESS_REMOTE_READ, &mr), -EINVAL);
-	URT_CHECK_EQ(urel_mr_reg(dev, (void *)(uintptr_t)4096, 4096, UREL_ACCESS_REMOTE_READ, &mr),
+	URT_CHECK_EQ(urel_mr_reg(ep, target, 4096, 0x10, &mr), -EINVAL);
+	URT_CHECK_EQ(urel_mr_reg(ep, target, 0, UREL_ACCESS_REMOTE_READ, &mr), -EINVAL);
+	URT_CHECK_EQ(urel_mr_reg(ep, NULL, 4096, UREL_ACCESS_REMOTE_READ, &mr), -EINVAL);
+	URT_CHECK_EQ(urel_mr_reg(ep, (void *)(uintptr_t)4096, 4096, UREL_ACCESS_REMOTE_READ, &mr),
 		     -EFAULT);
-	URT_CHECK_EQ(urel_mr_reg(dev, target, 4096,
+	URT_CHECK_EQ(urel_mr_reg(ep, target, 4096,
 				 UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE |
 					 UREL_ACCESS_REMOTE_ATOMIC,
 				 &mr),
 		     0);
 	rkey = urel_mr_rkey(mr);
-	URT_CHECK_EQ(urel_mr_reg(dev, target, 64, UREL_ACCESS_REMOTE_READ, &gone), 0);
+	URT_CHECK_EQ(urel_mr_reg(ep, target, 64, UREL_ACCESS_REMOTE_READ, &gone), 0);
 	stale = urel_mr_rkey(gone);
 	URT_CHECK_EQ(urel_mr_dereg(gone), 0);
 	{
@@ -544,7 +544,8 @@ static void test_destroyed_and_contexts(void)
 	URT_CHECK_EQ(urel_ep_destroy(e1), -EINVAL);
 
 	/* Closing d1 with a live registration leaves d2 untouched. */
-	URT_CHECK_EQ(urel_mr_reg(d1, page, sizeof(page), UREL_ACCESS_REMOTE_READ, &mr), 0);
+	e1 = make_ep(d1, NULL);
+	URT_CHECK_EQ(urel_mr_reg(e1, page, sizeof(page), UREL_ACCESS_REMOTE_READ, &mr), 0);
 	urel_device_close(d1);
 	URT_CHECK_EQ(urel_ep_send(e2, p2, UREL_CHAN_CMD, "y", 1, 0, NULL, 0), 0);
 	URT_CHECK_EQ(urt_poll_n(d2, e2, c, 2, 2000), 2);

@@ -119,8 +119,8 @@ static void *worker_main(void *arg)
 			if (ret == 0)
 				seq++;
 			/* Registrations of several threads share the device's list. */
-			W_CHECK(w, urel_mr_reg(w->dev, region, sizeof(region),
-					       UREL_ACCESS_REMOTE_READ, &mr) == 0);
+			W_CHECK(w, urel_mr_reg(ep, region, sizeof(region), UREL_ACCESS_REMOTE_READ,
+					       &mr) == 0);
 			W_CHECK(w, urel_mr_dereg(mr) == 0);
 			continue;
 		}

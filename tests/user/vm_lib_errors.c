@@ -115,7 +115,7 @@ static void test_rma_args(struct urel_device *dev)
 	struct urel_atomic a;
 	static uint8_t buf[8192];
 	struct urel_ep_info info;
-	const uint32_t rkey = 1;
+	const uint64_t rkey = 1;
 	long long tx;
 
 	URT_CHECK_EQ(urel_ep_query(ep, &info), 0);

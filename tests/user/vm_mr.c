@@ -3,6 +3,7 @@
  * In-VM test: memory registration pins pages, charges them to the process
  * (VmPin, RLIMIT_MEMLOCK) and gives them back on deregistration and close.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -10,13 +11,26 @@
 #include "urt.h"
 #include "urt_ep.h"
 
-static int reg(int fd, void *addr, uint64_t len, uint32_t access, uint32_t *rkey)
+/* The endpoint registrations of the open file serve (one per file here). */
+static uint32_t mr_ep_id;
+
+static uint32_t open_ep(int fd)
+{
+	struct urt_ep ep;
+
+	URT_CHECK_EQ(urt_ep_create(fd, AF_INET, "127.0.0.1", 0, &ep), 0);
+	urt_ep_unmap(&ep);
+	return ep.info.ep_id;
+}
+
+static int reg(int fd, void *addr, uint64_t len, uint32_t access, uint64_t *rkey)
 {
 	struct usnic_rel_reg_mr r = {
 		.size = sizeof(r),
 		.addr = (uintptr_t)addr,
 		.length = len,
 		.access = access,
+		.ep_id = mr_ep_id,
 	};
 	int ret = urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r);
 
@@ -25,7 +39,7 @@ static int reg(int fd, void *addr, uint64_t len, uint32_t access, uint32_t *rkey
 	return ret;
 }
 
-static int dereg(int fd, uint32_t rkey)
+static int dereg(int fd, uint64_t rkey)
 {
 	struct usnic_rel_dereg_mr d = { .size = sizeof(d), .rkey = rkey };
 
@@ -53,7 +67,7 @@ static void check_basic(int fd)
 	size_t len = 16 * 4096;
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint32_t k1 = 0, k2 = 0, k3 = 0;
+	uint64_t k1 = 0, k2 = 0, k3 = 0;
 	long pin0 = vm_pin_kb();
 
 	URT_CHECK(buf != MAP_FAILED && ro != MAP_FAILED);
@@ -67,6 +81,9 @@ static void check_basic(int fd)
 	URT_CHECK_EQ(reg(fd, ro, 4096, USNIC_REL_ACCESS_REMOTE_READ, &k3), 0);
 	URT_CHECK_EQ(reg(fd, ro, 4096, USNIC_REL_ACCESS_LOCAL_WRITE, NULL), -EFAULT);
 
+	/* 64-bit keys: the whole key names it, not its low half. */
+	URT_CHECK((k1 >> 32) != 0 || (k2 >> 32) != 0);
+	URT_CHECK_EQ(dereg(fd, k2 ^ (1ULL << 63)), -EINVAL);
 	URT_CHECK_EQ(dereg(fd, k2), 0);
 	URT_CHECK_EQ(dereg(fd, k2), -EINVAL);
 	URT_CHECK_EQ(dereg(fd, k1), 0);
@@ -84,10 +101,28 @@ static void check_basic(int fd)
 		.addr = (uintptr_t)buf,
 		.length = 4096,
 		.access = USNIC_REL_ACCESS_ALL,
+		.ep_id = mr_ep_id,
 		.flags = 1,
 	};
 
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	/* A registration serves an endpoint of this file: none, or a wrong id. */
+	r.flags = 0;
+	r.ep_id = 0;
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	r.ep_id = mr_ep_id + 1;
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	r.ep_id = mr_ep_id;
+	/* An older, shorter structure without the reserved tail is accepted... */
+	r.size = offsetof(struct usnic_rel_reg_mr, reserved);
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), 0);
+	URT_CHECK(r.rkey != 0);
+	URT_CHECK_EQ(dereg(fd, r.rkey), 0);
+	r.rkey = 0;
+	/* ...one that stops before the rkey it must return is not. */
+	r.size = offsetof(struct usnic_rel_reg_mr, rkey);
+	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
+	r.size = sizeof(r);
 	r.flags = 0;
 	r.reserved[0] = 1;
 	URT_CHECK_EQ(urt_ioctl(fd, USNIC_REL_IOC_REG_MR, &r), -EINVAL);
@@ -108,7 +143,7 @@ static int check_rlimit_child(void)
 	struct rlimit rl = { .rlim_cur = 64 * 1024, .rlim_max = 64 * 1024 };
 	size_t len = 128 * 1024;
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint32_t k1, k2;
+	uint64_t k1, k2;
 	int fd;
 
 	URT_CHECK(buf != MAP_FAILED);
@@ -117,6 +152,7 @@ static int check_rlimit_child(void)
 	URT_CHECK_EQ(setuid(65534), 0);
 	fd = open("/dev/usnic_rel", O_RDWR);
 	URT_CHECK(fd >= 0);
+	mr_ep_id = open_ep(fd);
 	URT_CHECK_EQ(reg(fd, buf, 32 * 1024, USNIC_REL_ACCESS_ALL, &k1), 0);
 	URT_CHECK_EQ(reg(fd, buf, 64 * 1024, USNIC_REL_ACCESS_ALL, NULL), -ENOMEM);
 	URT_CHECK_EQ(reg(fd, buf, len, USNIC_REL_ACCESS_ALL, NULL), -ENOMEM);
@@ -139,6 +175,7 @@ int main(void)
 	URT_CHECK(fd >= 0);
 	if (fd < 0)
 		return urt_done("vm_mr");
+	mr_ep_id = open_ep(fd);
 	check_basic(fd);
 	close(fd);
 	URT_CHECK_EQ(vm_pin_kb(), 0);

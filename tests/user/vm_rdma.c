@@ -29,7 +29,7 @@
 
 struct target_info {
 	uint16_t port;
-	uint32_t rw_key, ro_key, odd_key, dead_key;
+	uint64_t rw_key, ro_key, odd_key, dead_key;
 };
 
 static struct urel_device *dev;
@@ -256,14 +256,14 @@ static int run_target(const char *ip, int to_origin, int from_origin)
 	urt_fill(ro, 99, RO_SIZE);
 	if (urel_device_open(NULL, &dev) || urel_ep_create(dev, (void *)&me, sizeof(me), NULL, &ep))
 		return 1;
-	URT_CHECK_EQ(urel_mr_reg(dev, rw, RW_SIZE,
+	URT_CHECK_EQ(urel_mr_reg(ep, rw, RW_SIZE,
 				 UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE |
 					 UREL_ACCESS_REMOTE_ATOMIC,
 				 &mrw),
 		     0);
-	URT_CHECK_EQ(urel_mr_reg(dev, ro, RO_SIZE, UREL_ACCESS_REMOTE_READ, &mro), 0);
-	URT_CHECK_EQ(urel_mr_reg(dev, odd + 1, ODD_SIZE, UREL_ACCESS_REMOTE_ATOMIC, &modd), 0);
-	URT_CHECK_EQ(urel_mr_reg(dev, rw, 64, UREL_ACCESS_REMOTE_WRITE, &mdead), 0);
+	URT_CHECK_EQ(urel_mr_reg(ep, ro, RO_SIZE, UREL_ACCESS_REMOTE_READ, &mro), 0);
+	URT_CHECK_EQ(urel_mr_reg(ep, odd + 1, ODD_SIZE, UREL_ACCESS_REMOTE_ATOMIC, &modd), 0);
+	URT_CHECK_EQ(urel_mr_reg(ep, rw, 64, UREL_ACCESS_REMOTE_WRITE, &mdead), 0);
 	ti.port = urt_ep_port(ep);
 	ti.rw_key = urel_mr_rkey(mrw);
 	ti.ro_key = urel_mr_rkey(mro);

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test: remote memory is protected like verbs memory.
+ *  - A registration serves the endpoint it was registered for: its key,
+ *    named by a peer of another endpoint of the same file, is refused as an
+ *    unknown key and counted there.
+ *  - Guessed keys (random, and the real key's low half with other high
+ *    bits) are all refused and counted; each request gets exactly one small
+ *    answer; after USNIC_REL_BAD_RKEY_LIMIT (64) unknown keys in a row the
+ *    guessing peer is locked out, the right key included.
+ *  - DEREG_MR while a large GET is being answered (run by rkey_guard.sh with
+ *    a small send window and a delay, so the answer spans many round trips):
+ *    once DEREG_MR returned the target overwrites its memory, and the GET
+ *    must complete with -ENOKEY or with the bytes from before, never with
+ *    the new ones.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "urt.h"
+#include "urt_ep.h"
+#include "urt_lib.h"
+
+#define LOCKOUT 64
+#define GUESSES 200
+#define BIG (1024 * 1024)
+#define ROUNDS 3
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd64(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint32_t debug_id(struct urel_ep *ep)
+{
+	struct urel_ep_info info;
+
+	return urel_ep_query(ep, &info) ? 0 : info.debug_id;
+}
+
+static struct urel_ep *make_ep(struct urel_device *dev, uint32_t staging)
+{
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	struct urel_ep_attr attr = { .staging_size = staging, .cq_entries = 1024 };
+	struct urel_ep *ep = NULL;
+
+	URT_CHECK_EQ(urel_ep_create(dev, (struct sockaddr *)&sin, sizeof(sin), &attr, &ep), 0);
+	return ep;
+}
+
+static urel_peer_t peer_of(struct urel_ep *ep, struct urel_ep *other)
+{
+	struct sockaddr_in sin = urt_sin("127.0.0.1", urt_ep_port(other));
+	urel_peer_t p = 0;
+
+	URT_CHECK_EQ(urel_av_insert(ep, (struct sockaddr *)&sin, sizeof(sin), &p), 0);
+	return p;
+}
+
+/* One GET of @len bytes; returns its completion status. */
+static int get(struct urel_device *dev, struct urel_ep *ep, urel_peer_t p, void *buf, size_t len,
+	       uint64_t rkey)
+{
+	struct urel_completion c;
+
+	URT_CHECK_EQ(urel_ep_get(ep, p, buf, len, rkey, 0, NULL, 0), 0);
+	if (urt_poll_n(dev, ep, &c, 1, 30000) != 1) {
+		URT_CHECK(!"GET completed");
+		return 1;
+	}
+	return c.status;
+}
+
+static void test_keys(void)
+{
+	struct urel_device *dev = NULL;
+	struct urel_ep *a, *b, *o;
+	urel_peer_t oa, ob;
+	static char mem[4096] __attribute__((aligned(4096)));
+	char back[64];
+	struct urel_mr *mr = NULL;
+	uint64_t key;
+	long long a_bad, a_tx, a_served;
+	int refused = 0;
+
+	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
+	if (!dev)
+		return;
+	a = make_ep(dev, 0);
+	b = make_ep(dev, 0);
+	o = make_ep(dev, 0);
+	oa = peer_of(o, a);
+	ob = peer_of(o, b);
+	peer_of(a, o);
+	peer_of(b, o);
+	memset(mem, 0x42, sizeof(mem));
+	URT_CHECK_EQ(urel_mr_reg(a, mem, sizeof(mem), UREL_ACCESS_REMOTE_READ, &mr), 0);
+	key = urel_mr_rkey(mr);
+	URT_CHECK(key != 0);
+
+	/* The owner endpoint serves it... */
+	URT_CHECK_EQ(get(dev, o, oa, back, sizeof(back), key), 0);
+	URT_CHECK_EQ(back[0], 0x42);
+	/* ...another endpoint of the same file does not, and says "no such key". */
+	URT_CHECK_EQ(get(dev, o, ob, back, sizeof(back), key), -ENOKEY);
+	URT_CHECK_EQ(urt_counter(debug_id(b), "rdma_bad_rkey"), 1);
+	URT_CHECK_EQ(urt_counter(debug_id(b), "rdma_served"), 0);
+
+	/* Guessing at A: half random keys, half the real low half with other high bits. */
+	a_bad = urt_counter(debug_id(a), "rdma_bad_rkey");
+	a_served = urt_counter(debug_id(a), "rdma_served");
+	a_tx = urt_counter(debug_id(a), "tx_data_packets");
+	for (int i = 0; i < GUESSES; i++) {
+		uint64_t guess = i & 1 ? rnd64() : key ^ (rnd64() << 32 | 1ULL << 32);
+
+		if (guess == key || !guess)
+			continue;
+		if (get(dev, o, oa, back, sizeof(back), guess) == -ENOKEY)
+			refused++;
+	}
+	URT_CHECK_EQ(refused, GUESSES);
+	/* Counted: the first LOCKOUT as unknown keys, the rest as locked out. */
+	URT_CHECK_EQ(urt_counter(debug_id(a), "rdma_bad_rkey") - a_bad, LOCKOUT);
+	URT_CHECK_EQ(urt_counter(debug_id(a), "rdma_locked_out"), GUESSES - LOCKOUT);
+	URT_CHECK_EQ(urt_counter(debug_id(a), "rdma_served"), a_served);
+	/* One small answer per request, no more. */
+	URT_CHECK_EQ(urt_counter(debug_id(a), "tx_data_packets") - a_tx, GUESSES);
+	/* Locked out: the right key is refused to this peer now. */
+	URT_CHECK_EQ(get(dev, o, oa, back, sizeof(back), key), -ENOKEY);
+	printf("vm_rkey: %d guesses refused, bad_rkey %lld, locked_out %lld\n", refused,
+	       urt_counter(debug_id(a), "rdma_bad_rkey"),
+	       urt_counter(debug_id(a), "rdma_locked_out"));
+
+	URT_CHECK_EQ(urel_mr_dereg(mr), 0);
+	urel_device_close(dev);
+}
+
+static int full_io(int fd, void *buf, size_t len, int wr)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = wr ? write(fd, (char *)buf + done, len - done)
+			       : read(fd, (char *)buf + done, len - done);
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+struct target_msg {
+	uint16_t port;
+	uint64_t key;
+};
+
+/* The target: registers, waits until a GET is being answered, deregisters, scribbles. */
+static int run_target(int to_o, int from_o)
+{
+	static uint8_t mem[BIG] __attribute__((aligned(4096)));
+	struct urel_device *dev = NULL;
+	struct urel_ep *t;
+	struct target_msg m;
+	uint16_t oport;
+	urel_peer_t p;
+
+	if (urel_device_open(NULL, &dev))
+		return 1;
+	t = make_ep(dev, 0);
+	if (full_io(from_o, &oport, sizeof(oport), 0))
+		return 1;
+	{
+		struct sockaddr_in sin = urt_sin("127.0.0.1", oport);
+
+		URT_CHECK_EQ(urel_av_insert(t, (struct sockaddr *)&sin, sizeof(sin), &p), 0);
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		struct urel_mr *mr = NULL;
+		long long served = urt_counter(debug_id(t), "rdma_served");
+		long long tx, end = urt_now_ms() + 60000;
+		char go;
+
+		memset(mem, 0xa5, sizeof(mem));
+		URT_CHECK_EQ(urel_mr_reg(t, mem, sizeof(mem), UREL_ACCESS_REMOTE_READ, &mr), 0);
+		m.port = urt_ep_port(t);
+		m.key = urel_mr_rkey(mr);
+		if (full_io(to_o, &m, sizeof(m), 1))
+			return 1;
+		URT_CHECK(served >= 0);
+		/* The GET was taken and its first packets are out. */
+		while (urt_counter(debug_id(t), "rdma_served") == served && urt_now_ms() < end)
+			usleep(1000);
+		tx = urt_counter(debug_id(t), "tx_data_packets");
+		while (urt_counter(debug_id(t), "tx_data_packets") < tx + 4 && urt_now_ms() < end)
+			usleep(1000);
+		tx = urt_counter(debug_id(t), "tx_data_packets") - tx;
+		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
+		/* Deregistered: the memory is ours again, no peer may see this. */
+		memset(mem, 0x5a, sizeof(mem));
+		printf("vm_rkey target: round %d: DEREG_MR after %lld answer packets, %lld in "
+		       "all\n",
+		       r, tx, urt_counter(debug_id(t), "tx_data_packets"));
+		fflush(stdout);
+		if (full_io(from_o, &go, 1, 0))
+			return 1;
+	}
+	urel_device_close(dev);
+	return urt_done("vm_rkey target");
+}
+
+static void test_dereg_during_get(void)
+{
+	int to_t[2], from_t[2], status, cut = 0;
+	struct urel_device *dev = NULL;
+	struct urel_ep *o;
+	urel_peer_t tp = 0;
+	uint8_t *buf;
+	pid_t pid;
+
+	URT_CHECK_EQ(pipe(to_t), 0);
+	URT_CHECK_EQ(pipe(from_t), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(to_t[1]);
+		close(from_t[0]);
+		exit(run_target(from_t[1], to_t[0]));
+	}
+	close(to_t[0]);
+	close(from_t[1]);
+	buf = malloc(BIG);
+	URT_CHECK(buf != NULL);
+	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
+	o = make_ep(dev, 2 * BIG);
+	{
+		uint16_t port = urt_ep_port(o);
+
+		URT_CHECK_EQ(full_io(to_t[1], &port, sizeof(port), 1), 0);
+	}
+	for (int r = 0; r < ROUNDS && !urt_failures; r++) {
+		struct target_msg m;
+		int st;
+		char go = 1;
+
+		URT_CHECK_EQ(full_io(from_t[0], &m, sizeof(m), 0), 0);
+		if (!tp) {
+			struct sockaddr_in sin = urt_sin("127.0.0.1", m.port);
+
+			URT_CHECK_EQ(urel_av_insert(o, (struct sockaddr *)&sin, sizeof(sin), &tp),
+				     0);
+		}
+		memset(buf, 0, BIG);
+		st = get(dev, o, tp, buf, BIG, m.key);
+		if (st == -ENOKEY) {
+			cut++;
+		} else {
+			URT_CHECK_EQ(st, 0);
+			for (size_t i = 0; i < BIG; i++) {
+				if (buf[i] != 0xa5) {
+					fprintf(stderr,
+						"byte %zu of the GET is %#x: read after DEREG_MR\n",
+						i, buf[i]);
+					urt_failures++;
+					break;
+				}
+			}
+		}
+		URT_CHECK_EQ(full_io(to_t[1], &go, 1, 1), 0);
+	}
+	printf("vm_rkey: %d of %d GETs cut off by DEREG_MR, the others whole\n", cut, ROUNDS);
+	/* The cut must have been exercised, not only the whole answers. */
+	URT_CHECK(cut > 0);
+	close(to_t[1]);
+	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	urel_device_close(dev);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2 || !strcmp(argv[1], "keys"))
+		test_keys();
+	if (argc < 2 || !strcmp(argv[1], "dereg"))
+		test_dereg_during_get();
+	return urt_done("vm_rkey");
+}
