@@ -17,9 +17,16 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARN) -fPIC -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_VERSION := 0.1.0
+# PMIx (libpmix-dev) for urel_job_init_pmix(); without it that call says -ENOSYS.
+# Its headers are system headers: our warnings are not theirs.
+PMIX_LIBS := $(shell pkg-config --libs pmix 2>/dev/null)
+ifneq ($(PMIX_LIBS),)
+CPPFLAGS += -DUREL_HAVE_PMIX $(patsubst -I%,-isystem %,$(shell pkg-config --cflags pmix))
+endif
+
+LIB_VERSION := 0.2.0
 LIB_SONAME := libusnicrel.so.0
-LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c lib/msg/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TEST_SRCS := $(sort $(wildcard tests/user/*.c))
@@ -37,17 +44,17 @@ all: lib tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h include/*.h include/uapi/*.h)
+$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c -o $@ $<
 
 $(BUILD)/libusnicrel.so: $(LIB_OBJS) lib/libusnicrel.map
 	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libusnicrel.map \
-		-Wl,-z,defs -o $@.$(LIB_VERSION) $(LIB_OBJS)
+		-Wl,-z,defs -o $@.$(LIB_VERSION) $(LIB_OBJS) $(PMIX_LIBS) -lpthread
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(BUILD)/$(LIB_SONAME)
 	ln -sf libusnicrel.so.$(LIB_VERSION) $@
 
@@ -63,7 +70,7 @@ $(BUILD)/tools/%: tools/%.c
 
 # Examples (examples/): built as a user would, against the shared library.
 examples: $(EXAMPLE_BINS)
-$(BUILD)/examples/%: examples/%.c include/usnicrel.h $(BUILD)/libusnicrel.so
+$(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -Wl,-rpath,$(BUILD) -lusnicrel
 
@@ -72,14 +79,14 @@ $(BUILD)/examples/%: examples/%.c include/usnicrel.h $(BUILD)/libusnicrel.so
 tests: $(TESTS) tools examples
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
 bench-bins: $(BENCH_BINS)
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libusnicrel.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a $(PMIX_LIBS) -lpthread
 
 # The module for KDIR (default: the running kernel, else Debian's stock headers).
 module:
@@ -145,9 +152,10 @@ install-lib: lib
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libusnicrel.so
 	install -m 644 $(BUILD)/libusnicrel.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 include/usnicrel.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/usnicrel.h include/usnicrel_msg.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		-e 's|@PRIVATE_LIBS@|$(PMIX_LIBS)|' \
 		lib/libusnicrel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libusnicrel.pc
 	$(foreach s,3 4 7,install -m 644 man/man$(s)/*.$(s) $(DESTDIR)$(MANDIR)/man$(s)/;)
 install-tools: tools
@@ -168,7 +176,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] include/usnicrel.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] include/usnicrel*.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

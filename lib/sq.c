@@ -44,10 +44,13 @@ static int urel_doorbell(struct urel_ep *ep, uint32_t rings)
 
 /*
  * The kernel holds packets it acknowledged but had no buffer for: buffers
- * were just given back, so let it deliver them.
+ * were just given back, so let it deliver them. The kernel sets the flag,
+ * then reads our tail; we store the tail, then read the flag. The full
+ * fence (the kernel has its own) makes one side see the other's store.
  */
 int urel_rx_kick(struct urel_ep *ep)
 {
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!(urel_load_acquire(ep->rx_free.flags) & USNIC_REL_RING_F_NEED_DOORBELL))
 		return 0;
 	return urel_doorbell(ep, USNIC_REL_DB_RX);

@@ -81,9 +81,12 @@ struct usnic_rel_ring_hdr {
 };
 
 /*
- * RX_FREE flags: the kernel ran out of receive buffers while holding packets
- * it already acknowledged; after returning buffers, ring the doorbell with
- * USNIC_REL_DB_RX (the doorbell clears the flag).
+ * RX_FREE flags: the kernel ran out of receive buffers (or CQ room) while
+ * holding packets it already acknowledged; after returning buffers, ring
+ * the doorbell with USNIC_REL_DB_RX (the doorbell clears the flag). Put a
+ * full memory barrier between the release store of the RX_FREE tail and
+ * the load of the flag: the kernel sets the flag, runs a full barrier and
+ * reads the tail again, so one of the two sees the other.
  */
 #define USNIC_REL_RING_F_NEED_DOORBELL	(1U << 0)
 

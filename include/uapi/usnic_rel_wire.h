@@ -126,6 +126,15 @@ struct usnic_rel_hdr {
  * @reserved: zero.
  * @imm: opaque 64-bit immediate (the library's match bits), the same in every
  *	fragment and handed to the receiver with the completion.
+ *
+ * The fragments of a message take consecutive sequence numbers of one
+ * sequence space (one life of the connection); nothing else is interleaved
+ * with them on the channel. A sender whose connection resets part-way
+ * never sends the rest in the new space: the send fails. A receiver that
+ * sees a first fragment (@frag_offset 0) while a message on the channel is
+ * incomplete gives the incomplete one up (its buffer is returned with an
+ * error) and takes the new one: the channel never wedges. A later fragment
+ * that does not continue the current message is dropped.
  */
 struct usnic_rel_data_hdr {
 	__be32 msg_id;

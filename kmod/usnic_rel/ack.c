@@ -44,7 +44,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			usnic_rel_rto_sample(&conn->rto,
 					     div_u64(res.rtt_ns, NSEC_PER_USEC));
 		/* Room in the window: resume sends and answers that waited. */
-		if (READ_ONCE(ep->sq_blocked) ||
+		if (READ_ONCE(ep->sq_blocked) || usnic_rel_conn_parked(conn) ||
 		    usnic_rel_rdma_resp_pending(conn))
 			usnic_rel_tx_work_kick(peer);
 	}

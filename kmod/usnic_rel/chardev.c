@@ -322,7 +322,12 @@ static struct miscdevice usnic_rel_misc = {
 	.name = USNIC_REL_DEVICE_NAME,
 	.fops = &usnic_rel_fops,
 	.groups = usnic_rel_dev_groups,
-	.mode = 0666,
+	/*
+	 * Root only (the devtmpfs default): pinning memory and opening
+	 * sockets is for the users the administrator lets in, through the
+	 * group of udev/60-usnic-rel.rules.
+	 */
+	.mode = 0600,
 };
 
 int usnic_rel_chardev_init(void)

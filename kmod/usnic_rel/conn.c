@@ -80,6 +80,7 @@ static void usnic_rel_chan_conn_free(struct usnic_rel_ep *ep,
 			    usnic_rel_rxwin_bytes(c->rx.cap), 0);
 	__skb_queue_purge(&c->backlog);
 	usnic_rel_rdma_free_chan(c);
+	usnic_rel_send_parked_free(c);
 	usnic_rel_txwin_destroy(&c->tx);
 	usnic_rel_rxwin_destroy(&c->rx);
 }
@@ -97,6 +98,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 	spin_lock_init(&conn->lock);
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	INIT_LIST_HEAD(&conn->win_node);
+	conn->epoch = atomic_inc_return(&peer->ep->conn_epochs);
 	usnic_rel_hs_new_epoch(conn);
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
@@ -106,6 +108,7 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 		__skb_queue_head_init(&c->backlog);
 		INIT_LIST_HEAD(&c->ops);
 		INIT_LIST_HEAD(&c->resps);
+		INIT_LIST_HEAD(&c->sendq);
 		ret = usnic_rel_txwin_init(&c->tx, size, conn->tx_isn[i]);
 		if (!ret)
 			ret = usnic_rel_rxwin_init(&c->rx, size, 0,
@@ -425,11 +428,26 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		wake_up_interruptible(&ep->ctx->wq);
 }
 
+/* Sends wait on the peer's channels (usnic_rel_sq_cur). Under conn->lock or tx_lock. */
+bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (READ_ONCE(conn->chan[i].nr_parked))
+			return true;
+	return false;
+}
+
 /*
  * Complete every outstanding send with @status, hand a partly received
  * message's buffer back to userspace, forget the held packets and start
  * both directions of every channel afresh: ours at the epoch's initial
- * sequence numbers, the peer's at 0 until a pairing sets them.
+ * sequence numbers, the peer's at 0 until a pairing sets them. A message
+ * or PUT partly sent belongs to the sequence space that ends here: the new
+ * epoch makes the send path complete it with an error instead of sending
+ * the rest (it holds it, maybe between two packets, so it is not touched
+ * here).
  * Caller holds conn->lock.
  */
 void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
@@ -451,18 +469,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			usnic_rel_txbuf_put(b);
 		}
 		usnic_rel_txwin_reset(&c->tx, conn->tx_isn[i]);
-		if (c->msg.active) {
-			struct usnic_rel_cqe cqe = {
-				.status = status,
-				.opcode = USNIC_REL_OP_RECV,
-				.channel = i,
-				.peer = peer->handle,
-				.buf = c->msg.buf,
-			};
-
-			usnic_rel_cq_post_reserved(ep, &cqe);
-			c->msg.active = false;
-		}
+		usnic_rel_rx_msg_abort(ep, peer, i, status);
 		/* The reaper frees the emptied arrays once they stay idle. */
 		for (s = 0; s < c->rx.cap; s++)
 			kfree_skb(c->rx.held[s]);
@@ -474,10 +481,14 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		c->retx_all = false;
 		c->retx_probe = false;
 	}
+	conn->epoch = atomic_inc_return(&ep->conn_epochs);
 	conn->probe_armed = false;
 	conn->probe_sent = false;
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
+	/* Parked sends fail now (dead) or go out afresh (reset). */
+	if (usnic_rel_conn_parked(conn))
+		usnic_rel_tx_work_kick(peer);
 	wake_up_interruptible(&ep->ctx->wq);
 }
 

@@ -108,6 +108,8 @@ struct usnic_rel_chan_conn {
 	struct list_head resps;		/* struct usnic_rel_rdma_resp, oldest first */
 	u32 nr_resps;
 	struct usnic_rel_rx_put put;
+	struct list_head sendq;		/* struct usnic_rel_sq_cur, parked in order */
+	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
@@ -131,6 +133,7 @@ enum usnic_rel_conn_state {
 struct usnic_rel_conn {
 	spinlock_t lock;		/* everything in this structure */
 	enum usnic_rel_conn_state state;
+	u32 epoch;			/* new sequence space: new value, unique per ep */
 	u32 local_incarnation;		/* ours, random, never 0 */
 	u32 remote_incarnation;		/* paired peer's, 0 until verified */
 	u32 prev_incarnation;		/* paired before a restart: stale */
@@ -157,6 +160,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			     int status);
 void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			 bool stalled);
+bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 

@@ -75,6 +75,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_WIN_GROW] = "tx_window_grow",
 	[USNIC_REL_CNT_RX_WIN_GROW] = "rx_window_grow",
 	[USNIC_REL_CNT_WIN_NO_MEMORY] = "window_no_memory",
+	[USNIC_REL_CNT_RX_MSG_ABORTED] = "rx_msg_aborted",
+	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
 };
 
 /* One endpoint's directory. */
@@ -151,7 +153,11 @@ static ssize_t pid_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", to_ep_sysfs(kobj)->pid);
 }
 
-static struct kobj_attribute usnic_rel_attr_pid = __ATTR_RO(pid);
+/*
+ * Which process owns an endpoint, and the incarnation a forged packet
+ * would need, are root's to read: other users see neither.
+ */
+static struct kobj_attribute usnic_rel_attr_pid = __ATTR(pid, 0400, pid_show, NULL);
 
 static ssize_t incarnation_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
@@ -159,7 +165,8 @@ static ssize_t incarnation_show(struct kobject *kobj,
 	return sysfs_emit(buf, "0x%08x\n", to_ep_sysfs(kobj)->ep->incarnation);
 }
 
-static struct kobj_attribute usnic_rel_attr_incarnation = __ATTR_RO(incarnation);
+static struct kobj_attribute usnic_rel_attr_incarnation =
+	__ATTR(incarnation, 0400, incarnation_show, NULL);
 
 static ssize_t mtu_cmd_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)

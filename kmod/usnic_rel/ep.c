@@ -13,6 +13,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <linux/sched/signal.h>
 
 #include "usnic_rel.h"
 #include "wire.h"
@@ -58,6 +59,7 @@ static void usnic_rel_ep_release(struct kref *ref)
 	vfree(ep->staging);
 	mutex_destroy(&ep->tx_lock);
 	ida_free(&usnic_rel_debug_ida, ep->debug_id);
+	usnic_rel_user_put_ep(ep->owner);
 	/* Lookups in ctx->eps may still hold the pointer under RCU. */
 	kfree_rcu(ep, rcu);
 }
@@ -140,11 +142,11 @@ static int usnic_rel_ep_alloc_rings(struct usnic_rel_ep *ep,
 		return ret;
 	ep->rx_buf_count = arg->rx_bufs;
 	ep->rx_bufs_size = PAGE_ALIGN(arg->rx_bufs * ep->rx_buf_size);
-	ep->rx_bufs = vmalloc_user(ep->rx_bufs_size);
+	ep->rx_bufs = usnic_rel_vmalloc_user(ep->rx_bufs_size);
 	if (!ep->rx_bufs)
 		return -ENOMEM;
 	ep->staging_size = PAGE_ALIGN(arg->staging_size);
-	ep->staging = vmalloc_user(ep->staging_size);
+	ep->staging = usnic_rel_vmalloc_user(ep->staging_size);
 	if (!ep->staging)
 		return -ENOMEM;
 	return 0;
@@ -206,12 +208,23 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		arg->staging_size = USNIC_REL_STAGING_DEFAULT;
 	if (arg->staging_size > USNIC_REL_STAGING_MAX)
 		return -EINVAL;
+	/* Each endpoint is a socket: as many as the caller may open files. */
+	if (ctx->nr_eps >= rlimit(RLIMIT_NOFILE))
+		return -EMFILE;
 
+	/* Limits first: past them nothing is allocated. */
+	ret = usnic_rel_user_get_ep(current_uid());
+	if (ret)
+		return ret;
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
-	if (!ep)
+	if (!ep) {
+		usnic_rel_user_put_ep(current_uid());
 		return -ENOMEM;
+	}
+	ep->owner = current_uid();
 	kref_init(&ep->ref);
 	mutex_init(&ep->tx_lock);
+	usnic_rel_send_init(ep);
 	spin_lock_init(&ep->rx_lock);
 	xa_init_flags(&ep->peers, XA_FLAGS_ALLOC);
 	hash_init(ep->peer_hash);
@@ -226,6 +239,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	ret = ida_alloc(&usnic_rel_debug_ida, GFP_KERNEL);
 	if (ret < 0) {
 		mutex_destroy(&ep->tx_lock);
+		usnic_rel_user_put_ep(ep->owner);
 		kfree(ep);
 		return ret;
 	}
@@ -243,6 +257,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_close;
+	ctx->nr_eps++;
 	usnic_rel_debugfs_ep_add(ep);
 	usnic_rel_sysfs_ep_add(ep, &arg->addr);
 
@@ -283,6 +298,7 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	ep->dead = true;
 	usnic_rel_fault_flush(ep);
 	mutex_unlock(&ep->tx_lock);
+	usnic_rel_send_stop(ep);
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
@@ -302,6 +318,7 @@ int usnic_rel_ep_destroy(struct usnic_rel_ctx *ctx, u32 ep_id)
 
 	if (!ep)
 		return -EINVAL;
+	ctx->nr_eps--;
 	usnic_rel_ep_teardown(ep);
 	return 0;
 }
@@ -313,6 +330,7 @@ void usnic_rel_ep_destroy_all(struct usnic_rel_ctx *ctx)
 
 	xa_for_each(&ctx->eps, id, ep) {
 		xa_erase(&ctx->eps, id);
+		ctx->nr_eps--;
 		usnic_rel_ep_teardown(ep);
 	}
 	xa_destroy(&ctx->eps);
@@ -336,9 +354,17 @@ static void usnic_rel_vm_close(struct vm_area_struct *vma)
 	usnic_rel_ep_put(vma->vm_private_data);
 }
 
+/* Rings and buffers are data: mprotect() may not make them executable. */
+static int usnic_rel_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
+				 unsigned long end, unsigned long newflags)
+{
+	return newflags & VM_EXEC ? -EACCES : 0;
+}
+
 static const struct vm_operations_struct usnic_rel_vm_ops = {
 	.open = usnic_rel_vm_open,
 	.close = usnic_rel_vm_close,
+	.mprotect = usnic_rel_vm_mprotect,
 };
 
 int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma)
@@ -351,7 +377,10 @@ int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma)
 	void *mem;
 	int ret;
 
-	/* Shared only (a private copy would never reach the kernel), never exec. */
+	/*
+	 * Shared only (a private copy would never reach the kernel), never
+	 * exec (nor later: usnic_rel_vm_mprotect()).
+	 */
 	if (region >= USNIC_REL_NR_REGIONS || id > USNIC_REL_MAX_EPS ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;

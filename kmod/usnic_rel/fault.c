@@ -5,10 +5,12 @@
  * it back and send it right after the next one (a reordering). A held packet
  * never waits long: the next transmission of the endpoint sends it, and so
  * does the endpoint's teardown. Rates are in parts per million; each file
- * refuses values above 1000000 with -EINVAL. ep<N>/fault counts what was
- * done. Dropped, duplicated and reordered packets count in tx_packets once.
+ * refuses values above 1000000 with -EINVAL. ep<N>/fault_nomem_every = N
+ * makes every Nth allocation of the send path (a packet, a parked send, an
+ * answer to a one-sided request) fail as if memory were short (0: never).
  * On the receive side, fault_window_nomem makes a receive window's growth
- * fail as if memory ran out.
+ * fail as if memory ran out. ep<N>/fault counts what was done. Dropped,
+ * duplicated and reordered packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
 #include <linux/random.h>
@@ -102,6 +104,26 @@ bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
 	return true;
 }
 
+/* True when the send path's next allocation is to fail. */
+bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+	u32 every = READ_ONCE(f->nomem_every);
+
+	if (!every || (u32)atomic_inc_return(&f->nomem_seen) % every)
+		return false;
+	atomic64_inc(&f->nomem);
+	return true;
+}
+
+static int usnic_rel_fault_every_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	return 0;
+}
+
 static int usnic_rel_fault_rate_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(*(u32 *)data);
@@ -117,15 +139,18 @@ static int usnic_rel_fault_rate_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_rate_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_rate_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_every_fops, usnic_rel_fault_rate_get,
+			 usnic_rel_fault_every_set, "%llu\n");
 
 static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nwindow_nomem %lld\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
 		   (long long)atomic64_read(&f->reordered),
+		   (long long)atomic64_read(&f->nomem),
 		   (long long)atomic64_read(&f->window_nomem));
 	return 0;
 }
@@ -145,6 +170,8 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 	debugfs_create_file_unsafe("fault_window_nomem", 0600, ep->debugfs,
 				   &f->window_nomem_ppm,
 				   &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
+				   &f->nomem_every, &usnic_rel_fault_every_fops);
 	debugfs_create_file("fault", 0444, ep->debugfs, f,
 			    &usnic_rel_fault_fops);
 }

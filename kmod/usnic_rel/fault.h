@@ -2,7 +2,8 @@
 /*
  * usnic_rel: fault injection on an endpoint's transmit path, set through
  * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
- * million) so that loss recovery can be tested without netem.
+ * million) so that loss recovery can be tested without netem, and
+ * allocation failures on the send path (ep<N>/fault_nomem_every).
  */
 #ifndef _USNIC_REL_FAULT_H
 #define _USNIC_REL_FAULT_H
@@ -22,6 +23,9 @@ struct usnic_rel_fault {
 	u32 reorder_ppm;
 	u32 window_nomem_ppm;		/* a receive window's growth fails */
 	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
+	u32 nomem_every;		/* fail every Nth send-path allocation */
+	atomic_t nomem_seen;		/* allocations counted for nomem_every */
+	atomic64_t nomem;		/* allocations failed */
 	atomic64_t dropped;
 	atomic64_t duplicated;
 	atomic64_t reordered;
@@ -33,6 +37,7 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);
 
 #endif /* _USNIC_REL_FAULT_H */

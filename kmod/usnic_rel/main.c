@@ -13,6 +13,10 @@
 #include "../../include/uapi/usnic_rel.h"
 
 /* usNIC's BTL defaults: window 4096, tiny MTU 768 B, retransmit 5 ms, ACK within 1 ms. */
+unsigned int usnic_rel_max_eps_per_user = 256;
+module_param_named(max_eps_per_user, usnic_rel_max_eps_per_user, uint, 0444);
+MODULE_PARM_DESC(max_eps_per_user, "Endpoints one user may hold over all its files (1..65536, default 256)");
+
 unsigned int usnic_rel_send_window = 4096;
 module_param_named(send_window, usnic_rel_send_window, uint, 0444);
 MODULE_PARM_DESC(send_window, "Packets in flight per peer and channel (power of two, 16..4096, default 4096)");
@@ -49,6 +53,7 @@ MODULE_PARM_DESC(stall_timeout_ms, "Longest a packet may stay unacknowledged bef
 #define USNIC_REL_RTO_FLOOR_US		200U
 #define USNIC_REL_RTO_CEILING_US	60000000U
 #define USNIC_REL_RETRY_LIMIT_MAX	64U
+#define USNIC_REL_MAX_EPS_PER_USER_MAX	65536U
 #define USNIC_REL_STALL_MIN_MS		100U
 #define USNIC_REL_STALL_MAX_MS		600000U
 
@@ -88,6 +93,12 @@ static int __init usnic_rel_check_params(void)
 	if (!usnic_rel_ack_every || usnic_rel_ack_every > usnic_rel_send_window / 2) {
 		pr_err("ack_every=%u: must be in 1..send_window/2\n",
 		       usnic_rel_ack_every);
+		return -EINVAL;
+	}
+	if (!usnic_rel_max_eps_per_user ||
+	    usnic_rel_max_eps_per_user > USNIC_REL_MAX_EPS_PER_USER_MAX) {
+		pr_err("max_eps_per_user=%u: must be in 1..%u\n",
+		       usnic_rel_max_eps_per_user, USNIC_REL_MAX_EPS_PER_USER_MAX);
 		return -EINVAL;
 	}
 	if (!usnic_rel_retry_limit ||

@@ -144,6 +144,7 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 		synchronize_rcu();
 		spin_lock_bh(&peer->conn.lock);
 		usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
+		usnic_rel_send_parked_cancel(ep, peer, -ECANCELED);
 		spin_unlock_bh(&peer->conn.lock);
 	}
 	usnic_rel_conn_free(peer);

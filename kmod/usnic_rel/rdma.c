@@ -63,11 +63,30 @@ bool usnic_rel_rdma_finished(struct usnic_rel_sq_cur *cur)
 	return true;
 }
 
-/* The send path completes the op itself (it never went out): forget it. */
+/*
+ * The send path completes the op itself: forget it. Only for an op the
+ * connection does not know (never linked, or unlinked by
+ * usnic_rel_rdma_cur_unlink()), so that nothing completes it twice.
+ */
 void usnic_rel_rdma_cur_drop(struct usnic_rel_sq_cur *cur)
 {
+	if (WARN_ON_ONCE(cur->op && cur->op->linked))
+		return;
 	kfree(cur->op);
 	cur->op = NULL;
+}
+
+/*
+ * The send path gives up an op that is partly out while the connection
+ * still lists it (it is being removed): take it back, the send path
+ * completes it. Caller holds conn->lock.
+ */
+void usnic_rel_rdma_cur_unlink(struct usnic_rel_sq_cur *cur)
+{
+	if (cur->op && cur->op->linked) {
+		list_del(&cur->op->node);
+		cur->op->linked = false;
+	}
 }
 
 /*
@@ -524,9 +543,13 @@ again:
 		spin_unlock_bh(&conn->lock);
 		usnic_rel_txbuf_put(b);
 		room = hlen + frag;
-		b = usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
-		if (!b)
+		b = usnic_rel_fault_nomem(ep) ? NULL :
+		    usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
+		if (!b) {
+			/* The answer stays owed: try again soon. */
+			usnic_rel_send_retry_later(ep);
 			return false;
+		}
 		goto again;
 	}
 	/*

@@ -79,11 +79,52 @@ static struct usnic_rel_peer *usnic_rel_rx_peer(struct usnic_rel_ep *ep,
 	return usnic_rel_peer_lookup_v6(ep, &ipv6_hdr(skb)->saddr, sport);
 }
 
-/* Tell userspace that buffers are needed: it rings USNIC_REL_DB_RX. */
-static void usnic_rel_rx_need_buffers(struct usnic_rel_ep *ep)
+/*
+ * Tell userspace that buffers are needed: it rings USNIC_REL_DB_RX. It may
+ * have given buffers back and read the flag just before we set it; then
+ * nobody rings. The full barrier orders our flag store before the read of
+ * its tail (userspace orders its tail store before its read of the flag
+ * the same way): one of us sees the other. Seeing buffers and CQ room now,
+ * we let the peer's work item deliver what waits, as the doorbell would.
+ * Caller holds conn->lock.
+ */
+static void usnic_rel_rx_need_buffers(struct usnic_rel_ep *ep,
+				      struct usnic_rel_peer *peer)
 {
+	bool ready;
+
 	WRITE_ONCE(ep->rx_free.hdr->flags, USNIC_REL_RING_F_NEED_DOORBELL);
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_NO_BUF, 1);
+	/* Flag store before tail load; pairs with userspace's fence. */
+	smp_mb();
+	spin_lock(&ep->rx_lock);
+	ready = usnic_rel_cq_space(ep) && usnic_rel_ring_avail(ep, &ep->rx_free);
+	spin_unlock(&ep->rx_lock);
+	if (ready)
+		usnic_rel_tx_work_kick(peer);
+}
+
+/*
+ * Give up the message being received on @chan: its buffer and CQ slot go
+ * back to userspace with @status. Caller holds conn->lock.
+ */
+void usnic_rel_rx_msg_abort(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			    unsigned int chan, int status)
+{
+	struct usnic_rel_rx_msg *m = &peer->conn.chan[chan].msg;
+	struct usnic_rel_cqe cqe = {
+		.status = status,
+		.opcode = USNIC_REL_OP_RECV,
+		.channel = chan,
+		.peer = peer->handle,
+		.buf = m->buf,
+	};
+
+	if (!m->active)
+		return;
+	m->active = false;
+	usnic_rel_cq_post_reserved(ep, &cqe);
+	wake_up_interruptible(&ep->ctx->wq);
 }
 
 /* Take a receive buffer and a CQ slot for a new message. Caller holds rx_lock. */
@@ -123,14 +164,19 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	int ret;
 
 	if (!pkt->data.frag_offset) {
-		if (m->active) {
-			/* The sender started over without finishing: its bug. */
-			usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
-			return 0;
-		}
 		if (pkt->data.msg_len > ep->rx_buf_size) {
 			usnic_rel_count(ep, USNIC_REL_CNT_RX_TOO_BIG, 1);
 			return 0;
+		}
+		if (m->active) {
+			/*
+			 * A sender never starts a message before the last one
+			 * is all out in the same sequence space: this one is
+			 * given up (usnic_rel_wire.h), with an error, so that
+			 * the channel goes on.
+			 */
+			usnic_rel_rx_msg_abort(ep, peer, pkt->channel, -EPROTO);
+			usnic_rel_count(ep, USNIC_REL_CNT_RX_MSG_ABORTED, 1);
 		}
 		spin_lock(&ep->rx_lock);
 		ret = usnic_rel_rx_take_buf(ep, &m->buf);
@@ -183,10 +229,11 @@ static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep,
 }
 
 /* A packet could not be delivered now: say what it waits for. */
-static void usnic_rel_rx_wait(struct usnic_rel_ep *ep, int err)
+static void usnic_rel_rx_wait(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, int err)
 {
 	if (err == -ENOBUFS)
-		usnic_rel_rx_need_buffers(ep);
+		usnic_rel_rx_need_buffers(ep, peer);
 }
 
 /* The same for a packet that was held: its skb is linear and was checked. */
@@ -217,7 +264,7 @@ static void usnic_rel_rx_backlog_chan(struct usnic_rel_ep *ep,
 		int err = usnic_rel_rx_deliver_skb(ep, peer, skb);
 
 		if (err) {
-			usnic_rel_rx_wait(ep, err);
+			usnic_rel_rx_wait(ep, peer, err);
 			return;
 		}
 		__skb_unlink(skb, q);
@@ -270,7 +317,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 		if (!skb_queue_empty(&c->backlog)) {
 			/* Behind others waiting for buffers, within a bound. */
 			if (skb_queue_len(&c->backlog) >= c->rx.size) {
-				usnic_rel_rx_need_buffers(ep);
+				usnic_rel_rx_need_buffers(ep, peer);
 				return false;
 			}
 			if (!usnic_rel_skb_hold(ep, skb))
@@ -281,7 +328,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			err = usnic_rel_rx_deliver(ep, peer, pkt);
 			if (err) {
 				/* Not taken into the window unless delivered. */
-				usnic_rel_rx_wait(ep, err);
+				usnic_rel_rx_wait(ep, peer, err);
 				return false;
 			}
 		}

@@ -8,7 +8,41 @@
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 
+#include "ring_check.h"
 #include "usnic_rel.h"
+
+/*
+ * Zeroed memory userspace may map (VM_USERMAP), charged to the caller's
+ * memory cgroup page by page: vmalloc_user() is not charged, and the vmalloc
+ * variants that take both a gfp mask and VM flags are not exported. Freed
+ * with vfree(), which gives back the pages and their array
+ * (VM_MAP_PUT_PAGES).
+ */
+void *usnic_rel_vmalloc_user(size_t size)
+{
+	unsigned long i, n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	struct page **pages;
+	void *mem;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				      __GFP_NOWARN);
+		if (!pages[i])
+			goto err;
+	}
+	mem = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		   PAGE_KERNEL);
+	if (mem)
+		return mem;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
 
 int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 			 u32 entry_size)
@@ -18,7 +52,7 @@ int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 	if (!is_power_of_2(entries))
 		return -EINVAL;
 	size = PAGE_ALIGN(size);
-	ring->mem = vmalloc_user(size);
+	ring->mem = usnic_rel_vmalloc_user(size);
 	if (!ring->mem)
 		return -ENOMEM;
 	ring->hdr = ring->mem;
@@ -60,8 +94,7 @@ u32 usnic_rel_ring_avail(struct usnic_rel_ep *ep, struct usnic_rel_ring *ring)
 		return 0;
 	/* Pairs with userspace's release of tail: entries before it are written. */
 	tail = smp_load_acquire(&ring->hdr->tail);
-	n = tail - ring->kidx;
-	if (n > ring->entries) {
+	if (usnic_rel_ring_count(tail, ring->kidx, ring->entries, &n)) {
 		usnic_rel_ring_mark_corrupt(ep, ring);
 		return 0;
 	}
@@ -79,8 +112,7 @@ u32 usnic_rel_cq_space(struct usnic_rel_ep *ep)
 		return 0;
 	/* Pairs with userspace's release of head: it is done reading those slots. */
 	head = smp_load_acquire(&cq->hdr->head);
-	used = cq->kidx - head;
-	if (used > cq->entries) {
+	if (usnic_rel_ring_count(cq->kidx, head, cq->entries, &used)) {
 		usnic_rel_ring_mark_corrupt(ep, cq);
 		return 0;
 	}

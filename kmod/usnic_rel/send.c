@@ -5,8 +5,14 @@
  * ring once and only the copy is validated and used. A message is cut into
  * packets of the channel's MTU; each takes a sequence number in the peer's
  * send window and a copy of it stays there until the peer acknowledges it,
- * when the send completes. A full window parks the message (in the kernel's
- * copy) until ACKs make room.
+ * when the send completes. A send whose peer's window is full, or whose
+ * packet could not be allocated, is parked on that peer's channel (a kernel
+ * copy, in order behind any parked before it) and the ring goes on with
+ * other peers: one slow peer holds up only the sends addressed to it. The
+ * connection's work item resumes parked sends when ACKs make room, a
+ * delayed work when memory was short. A send that started belongs to its
+ * connection's sequence space: when that ends (reset, death, removal) the
+ * rest is never sent, the send completes with an error.
  *
  * Every transmission happens here, in process context under ep->tx_lock:
  * new packets on a doorbell, and retransmissions and standalone ACKs when a
@@ -23,6 +29,11 @@
 
 /* Packets resent per connection and channel before the lock is dropped. */
 #define USNIC_REL_RETX_BATCH	32
+
+/* How long sends that met an allocation failure wait before trying again. */
+#define USNIC_REL_TX_RETRY_MS	2
+
+static int usnic_rel_drain(struct usnic_rel_ep *ep, u32 rings);
 
 /* Validate the kernel's copy of an SQE; returns 0 or the completion status. */
 static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
@@ -105,7 +116,8 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 			   usnic_rel_rdma_frag_max(ep, chan, type));
 		advance = frag;
 	}
-	b = usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
+	b = usnic_rel_fault_nomem(ep) ? NULL :
+	    usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	if (sqe->flags & USNIC_REL_SQE_INLINE)
@@ -122,13 +134,18 @@ relock:
 	if (usnic_rel_rdma_finished(cur))
 		goto unlock;
 	if (conn->state != USNIC_REL_CONN_ACTIVE) {
-		ret = -EINVAL;
+		ret = -ECANCELED;
 		if (conn->state == USNIC_REL_CONN_DEAD) {
 			/* Fails at once, but asks whether the peer is back. */
 			usnic_rel_hs_start(peer);
 			ret = -EHOSTUNREACH;
 		}
-		goto unlock;
+		goto unlock_abort;
+	}
+	if (cur->sent && cur->epoch != conn->epoch) {
+		/* Its first part went to a sequence space that ended. */
+		ret = -ECONNRESET;
+		goto unlock_abort;
 	}
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret == -ENOBUFS) {
@@ -142,6 +159,8 @@ relock:
 	}
 	if (ret)
 		goto unlock;
+	if (!cur->sent)
+		cur->epoch = conn->epoch;
 	usnic_rel_pkt_init(ep, peer, &pkt, type, chan);
 	pkt.seq = seq;
 	pkt.payload_len = frag;
@@ -186,27 +205,28 @@ relock:
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return cur->sent == sqe->len ? 0 : -EAGAIN;
 
+unlock_abort:
+	/* The send path completes it, so the connection must not. */
+	usnic_rel_rdma_cur_unlink(cur);
 unlock:
 	spin_unlock_bh(&conn->lock);
 	usnic_rel_txbuf_put(b);
 	return ret;
 }
 
-/* Send what the window allows of the parked message of @chan. */
-static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
+/*
+ * Send what the window allows of @cur to @peer. Returns 0 when it is all
+ * out (or the connection completed it already), -ENOSPC when the window is
+ * full, -ENOMEM when a packet could not be allocated (nothing was lost: try
+ * again), or the status to complete it with.
+ */
+static int usnic_rel_send_cur(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
 			      struct usnic_rel_sq_cur *cur)
 {
 	struct usnic_rel_tx_batch batch;
-	struct usnic_rel_peer *peer;
 	int ret;
 
-	/* Removal waits for tx_lock, which we hold: the peer stays. */
-	rcu_read_lock();
-	peer = xa_load(&ep->peers, cur->sqe.peer);
-	rcu_read_unlock();
-	if (!peer)
-		/* Its removal completed an op already handed over. */
-		return usnic_rel_rdma_finished(cur) ? 0 : -EINVAL;
 	batch.n = 0;
 	batch.bytes = 0;
 	do {
@@ -216,19 +236,14 @@ static int usnic_rel_send_msg(struct usnic_rel_ep *ep, unsigned int chan,
 	return ret;
 }
 
-static bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep)
+/* Memory was short: try parked sends and owed answers again soon, not in a loop. */
+void usnic_rel_send_retry_later(struct usnic_rel_ep *ep)
 {
-	bool ok;
-
-	spin_lock_bh(&ep->rx_lock);
-	ok = usnic_rel_cq_space(ep) > 0;
-	if (ok)
-		ep->cq_reserved++;
-	spin_unlock_bh(&ep->rx_lock);
-	return ok;
+	queue_delayed_work(usnic_rel_wq, &ep->tx_retry,
+			   msecs_to_jiffies(USNIC_REL_TX_RETRY_MS));
 }
 
-/* Complete a send that never went out, in the CQ slot reserved for it. */
+/* Complete a send the send path gives up, in the CQ slot it reserved. */
 static void usnic_rel_send_fail(struct usnic_rel_ep *ep, unsigned int chan,
 				const struct usnic_rel_sqe *sqe, int status)
 {
@@ -246,9 +261,206 @@ static void usnic_rel_send_fail(struct usnic_rel_ep *ep, unsigned int chan,
 }
 
 /*
+ * Park @cur, taken from the ring, behind the sends already parked on its
+ * peer's channel. Its copy takes its one-sided record along. Returns false
+ * when there is no memory for the copy. Caller holds tx_lock.
+ */
+static bool usnic_rel_send_park(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				struct usnic_rel_sq_cur *cur)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_sq_cur *p;
+
+	p = usnic_rel_fault_nomem(ep) ? NULL :
+	    kmemdup(cur, sizeof(*cur), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return false;
+	p->active = false;
+	spin_lock_bh(&conn->lock);
+	list_add_tail(&p->node, &c->sendq);
+	WRITE_ONCE(c->nr_parked, c->nr_parked + 1);
+	/*
+	 * The ACK that made room may have come before the send was parked
+	 * and found nothing to resume: look again under the lock.
+	 */
+	if (conn->state != USNIC_REL_CONN_ACTIVE || !usnic_rel_txwin_full(&c->tx))
+		usnic_rel_tx_work_kick(peer);
+	spin_unlock_bh(&conn->lock);
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_PARKED, 1);
+	cur->op = NULL;
+	cur->active = false;
+	return true;
+}
+
+/*
+ * Send the SQE just taken from @chan's ring: at once when nothing waits on
+ * its peer's channel and the window allows, else park it. Returns 0 when it
+ * is out or parked (or the connection completed it), -EAGAIN when it could
+ * not be parked and stays in @cur, or the status to complete it with.
+ */
+static int usnic_rel_send_sqe(struct usnic_rel_ep *ep, unsigned int chan,
+			      struct usnic_rel_sq_cur *cur)
+{
+	struct usnic_rel_peer *peer;
+	int ret = -ENOSPC;
+
+	/* Removal waits for tx_lock, which we hold: the peer stays. */
+	rcu_read_lock();
+	peer = xa_load(&ep->peers, cur->sqe.peer);
+	rcu_read_unlock();
+	if (!peer)
+		/* Its removal completed an op already handed over. */
+		return usnic_rel_rdma_finished(cur) ? 0 : -EINVAL;
+	/* Sends to one peer and channel leave in ring order. */
+	if (!peer->conn.chan[chan].nr_parked)
+		ret = usnic_rel_send_cur(ep, peer, chan, cur);
+	if (ret != -ENOSPC && ret != -ENOMEM)
+		return ret;
+	if (ret == -ENOMEM)
+		usnic_rel_send_retry_later(ep);
+	if (usnic_rel_send_park(ep, peer, chan, cur))
+		return 0;
+	usnic_rel_send_retry_later(ep);
+	return -EAGAIN;
+}
+
+/*
+ * Send what is parked on @chan of @peer, oldest first, until the window is
+ * full or memory short. Caller holds tx_lock.
+ */
+static void usnic_rel_send_parked_chan(struct usnic_rel_ep *ep,
+				       struct usnic_rel_peer *peer,
+				       unsigned int chan)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_sq_cur *p;
+	int ret;
+
+	while ((p = list_first_entry_or_null(&c->sendq, struct usnic_rel_sq_cur,
+					     node))) {
+		ret = usnic_rel_send_cur(ep, peer, chan, p);
+		if (ret == -ENOSPC)
+			return;
+		if (ret == -ENOMEM) {
+			usnic_rel_send_retry_later(ep);
+			return;
+		}
+		spin_lock_bh(&conn->lock);
+		list_del(&p->node);
+		WRITE_ONCE(c->nr_parked, c->nr_parked - 1);
+		spin_unlock_bh(&conn->lock);
+		if (ret) {
+			usnic_rel_send_fail(ep, chan, &p->sqe, ret);
+			usnic_rel_rdma_cur_drop(p);
+		}
+		kfree(p);
+		cond_resched();
+	}
+}
+
+void usnic_rel_send_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
+{
+	unsigned int chan;
+
+	lockdep_assert_held(&ep->tx_lock);
+	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++)
+		usnic_rel_send_parked_chan(ep, peer, chan);
+}
+
+/*
+ * The peer is being removed and no sender can reach it any more: complete
+ * what is parked on it with @status. Caller holds conn->lock, after
+ * usnic_rel_conn_fail_all() completed the ops the connection held.
+ */
+void usnic_rel_send_parked_cancel(struct usnic_rel_ep *ep,
+				  struct usnic_rel_peer *peer, int status)
+{
+	struct usnic_rel_sq_cur *p, *n;
+	unsigned int chan;
+
+	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
+
+		list_for_each_entry_safe(p, n, &c->sendq, node) {
+			list_del(&p->node);
+			c->nr_parked--;
+			if (!usnic_rel_rdma_finished(p)) {
+				usnic_rel_rdma_cur_unlink(p);
+				usnic_rel_send_fail(ep, chan, &p->sqe, status);
+				usnic_rel_rdma_cur_drop(p);
+			}
+			kfree(p);
+		}
+	}
+}
+
+/* Endpoint teardown: nothing is posted any more, just free. */
+void usnic_rel_send_parked_free(struct usnic_rel_chan_conn *c)
+{
+	struct usnic_rel_sq_cur *p, *n;
+
+	list_for_each_entry_safe(p, n, &c->sendq, node) {
+		list_del(&p->node);
+		/* usnic_rel_rdma_free_chan() let go of every op. */
+		kfree(p->op);
+		kfree(p);
+	}
+	c->nr_parked = 0;
+}
+
+static void usnic_rel_tx_retry(struct work_struct *work)
+{
+	struct usnic_rel_ep *ep = container_of(to_delayed_work(work),
+					       struct usnic_rel_ep, tx_retry);
+	struct usnic_rel_peer *peer;
+	unsigned long handle;
+
+	mutex_lock(&ep->tx_lock);
+	if (!ep->dead) {
+		/* Removal waits for tx_lock, which we hold: the peers stay. */
+		xa_for_each(&ep->peers, handle, peer) {
+			if (usnic_rel_rdma_resp_pending(&peer->conn))
+				usnic_rel_rdma_respond(ep, peer);
+			if (usnic_rel_conn_parked(&peer->conn))
+				usnic_rel_send_parked(ep, peer);
+		}
+		if (READ_ONCE(ep->sq_blocked))
+			usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD |
+					USNIC_REL_DB_SQ_DATA);
+	}
+	mutex_unlock(&ep->tx_lock);
+}
+
+void usnic_rel_send_init(struct usnic_rel_ep *ep)
+{
+	INIT_DELAYED_WORK(&ep->tx_retry, usnic_rel_tx_retry);
+}
+
+/* After ep->dead is set under tx_lock: nothing queues the retry again. */
+void usnic_rel_send_stop(struct usnic_rel_ep *ep)
+{
+	cancel_delayed_work_sync(&ep->tx_retry);
+}
+
+static bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep)
+{
+	bool ok;
+
+	spin_lock_bh(&ep->rx_lock);
+	ok = usnic_rel_cq_space(ep) > 0;
+	if (ok)
+		ep->cq_reserved++;
+	spin_unlock_bh(&ep->rx_lock);
+	return ok;
+}
+
+/*
  * Consume one send ring. Returns SQEs consumed, or -EIO if the ring or the
  * CQ is corrupt. Stops early when the CQ has no room for another completion
- * or when a peer's window is full (ep->sq_blocked).
+ * or when a send could not be parked for want of memory (ep->sq_blocked).
  */
 static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 {
@@ -289,8 +501,8 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 			}
 			cur->active = true;
 		}
-		ret = usnic_rel_send_msg(ep, chan, cur);
-		if (ret == -ENOSPC) {
+		ret = usnic_rel_send_sqe(ep, chan, cur);
+		if (ret == -EAGAIN) {
 			WRITE_ONCE(ep->sq_blocked, true);
 			break;
 		}
@@ -467,7 +679,8 @@ void usnic_rel_send_final_acks(struct usnic_rel_ep *ep)
 
 /*
  * The connection's work item: ACKs first (they unblock the peer), then
- * retransmissions, then send rings that waited for window space.
+ * retransmissions, answers owed, the sends parked on this peer, and the
+ * send rings if they stopped.
  */
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 {
@@ -486,6 +699,7 @@ void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 		cond_resched();
 	} while (more);
 	usnic_rel_rdma_respond(ep, peer);
+	usnic_rel_send_parked(ep, peer);
 	if (READ_ONCE(ep->sq_blocked))
 		usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD | USNIC_REL_DB_SQ_DATA);
 	usnic_rel_rx_backlog(ep, peer);

@@ -10,10 +10,61 @@
 #include <linux/net.h>
 #include <linux/uio.h>
 #include <net/addrconf.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
 #include <net/inet_sock.h>
 #include <net/udp_tunnel.h>
 
 #include "usnic_rel.h"
+
+/*
+ * Create and bind the endpoint's socket as the calling process would its
+ * own: a user socket (kern 0), so that the security modules' socket_create
+ * checks and the cgroup BPF bind hooks run against the caller, the socket
+ * is owned by the caller's fsuid and charged to its memory cgroup, and the
+ * bind needs CAP_NET_BIND_SERVICE for a privileged port. (The LSM
+ * socket_bind hook is only reachable from the bind syscall.)
+ */
+static int usnic_rel_socket_bind(struct net *net,
+				 const struct usnic_rel_addr *addr,
+				 struct socket **sockp)
+{
+	union usnic_rel_sockaddr sa = {};
+	struct socket *sock;
+	int len, ret;
+
+	ret = __sock_create(net, addr->family, SOCK_DGRAM, IPPROTO_UDP, &sock, 0);
+	if (ret)
+		return ret;
+	if (addr->family == AF_INET) {
+		sa.v4.sin_family = AF_INET;
+		sa.v4.sin_port = htons(addr->port);
+		memcpy(&sa.v4.sin_addr, addr->addr, sizeof(sa.v4.sin_addr));
+		len = sizeof(sa.v4);
+		/* UDP checksums on: here they guard the payload end to end. */
+		sock->sk->sk_no_check_tx = 0;
+	} else {
+		sa.v6.sin6_family = AF_INET6;
+		sa.v6.sin6_port = htons(addr->port);
+		memcpy(&sa.v6.sin6_addr, addr->addr, sizeof(sa.v6.sin6_addr));
+		len = sizeof(sa.v6);
+		/* An IPv6 endpoint speaks IPv6 only: one family per AV. */
+		ret = ip6_sock_set_v6only(sock->sk);
+		if (ret)
+			goto err;
+		/* Checksums both ways; a zero UDP checksum is refused. */
+		udp_set_no_check6_tx(sock->sk, false);
+		udp_set_no_check6_rx(sock->sk, false);
+	}
+	ret = kernel_bind(sock, (struct sockaddr *)&sa, len);
+	if (ret)
+		goto err;
+	*sockp = sock;
+	return 0;
+err:
+	sock_release(sock);
+	return ret;
+}
 
 int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 			  const struct usnic_rel_addr *addr)
@@ -23,28 +74,10 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 		.encap_type = 1,
 		.encap_rcv = usnic_rel_udp_recv,
 	};
-	/*
-	 * UDP checksums on, both ways: tunnel sockets default to none, but
-	 * here the checksum is all that guards the payload end to end.
-	 */
-	struct udp_port_cfg conf = {
-		.local_udp_port = htons(addr->port),
-		.use_udp_checksums = 1,
-		.use_udp6_tx_checksums = 1,
-	};
 	struct socket *sock;
 	int ret;
 
-	if (addr->family == AF_INET) {
-		conf.family = AF_INET;
-		memcpy(&conf.local_ip, addr->addr, sizeof(conf.local_ip));
-	} else {
-		conf.family = AF_INET6;
-		memcpy(&conf.local_ip6, addr->addr, sizeof(conf.local_ip6));
-		/* An IPv6 endpoint speaks IPv6 only: one family per AV. */
-		conf.ipv6_v6only = 1;
-	}
-	ret = udp_sock_create(ep->net, &conf, &sock);
+	ret = usnic_rel_socket_bind(ep->net, addr, &sock);
 	if (ret)
 		return ret;
 	setup_udp_tunnel_sock(ep->net, sock, &tcfg);

@@ -44,6 +44,7 @@ extern unsigned int usnic_rel_rto_max_us;
 extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
+extern unsigned int usnic_rel_max_eps_per_user;
 extern unsigned int usnic_rel_stall_timeout_ms;
 
 /* Deferred work that may sleep and must finish before the module goes. */
@@ -58,6 +59,7 @@ struct usnic_rel_ctx {
 	struct xarray eps;		/* ep_id -> struct usnic_rel_ep */
 	struct xarray mrs;		/* low 32 bits of rkey -> struct usnic_rel_mr */
 	u64 ep_serial;			/* last endpoint serial given (lock) */
+	unsigned int nr_eps;		/* in @eps, against RLIMIT_NOFILE (lock) */
 	wait_queue_head_t wq;		/* woken when a CQE is posted */
 	struct net *net;		/* netns of the opener, referenced */
 };
@@ -119,6 +121,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
 	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
+	USNIC_REL_CNT_RX_MSG_ABORTED,	/* a new message began before the last ended */
+	USNIC_REL_CNT_TX_PARKED,	/* sends parked on their peer (window, memory) */
 	USNIC_REL_CNT_RDMA_LOCKED_OUT,	/* refused: the peer guessed too many rkeys */
 	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
 	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
@@ -140,11 +144,20 @@ struct usnic_rel_peer {
 	struct usnic_rel_conn conn;
 };
 
-/* A send being cut into packets: the kernel's own copy of its SQE. */
+/*
+ * A send being cut into packets: the kernel's own copy of its SQE, checked
+ * once. One per channel is taken from the ring into ep->sq_cur; a send that
+ * cannot go out at once (its peer's window is full, memory is short, or
+ * older sends to the same peer and channel wait) is parked on its peer's
+ * channel (usnic_rel_chan_conn.sendq) in a copy of its own. Each holds the
+ * CQ slot its SQE reserved, so the CQ size bounds how many exist.
+ */
 struct usnic_rel_sq_cur {
-	bool active;
+	struct list_head node;		/* in the peer's sendq while parked */
+	bool active;			/* ep->sq_cur only: holds an SQE */
 	u32 sent;			/* bytes already given a sequence number */
 	u32 msg_id;
+	u32 epoch;			/* conn->epoch when its first packet left */
 	struct usnic_rel_rdma_op *op;	/* one-sided: its completion's record */
 	struct usnic_rel_sqe sqe;
 };
@@ -156,6 +169,7 @@ struct usnic_rel_ep {
 	u32 id;
 	u32 debug_id;
 	u64 serial;			/* never reused in its context: binds MRs */
+	kuid_t owner;			/* charged for it (user.c), real uid */
 	u32 incarnation;
 	u16 family;
 	u16 port;			/* bound port, host order */
@@ -175,7 +189,9 @@ struct usnic_rel_ep {
 
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
 	struct usnic_rel_sq_cur sq_cur[USNIC_REL_NR_CHANS];	/* tx_lock */
-	bool sq_blocked;		/* a send waits for window space */
+	bool sq_blocked;		/* ep->sq_cur waits: could not be parked */
+	struct delayed_work tx_retry;	/* sends that met an allocation failure */
+	atomic_t conn_epochs;		/* source of usnic_rel_conn.epoch */
 	struct usnic_rel_ring cq;
 	struct usnic_rel_ring rx_free;
 	void *rx_bufs;			/* vmalloc_user, rx_buf_count buffers */
@@ -248,7 +264,12 @@ void usnic_rel_ep_put(struct usnic_rel_ep *ep);
 int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma);
 bool usnic_rel_ep_readable(struct usnic_rel_ep *ep);
 
+/* user.c */
+int usnic_rel_user_get_ep(kuid_t uid);
+void usnic_rel_user_put_ep(kuid_t uid);
+
 /* ring.c */
+void *usnic_rel_vmalloc_user(size_t size);
 int usnic_rel_ring_alloc(struct usnic_rel_ring *ring, u32 entries,
 			 u32 entry_size);
 void usnic_rel_ring_free(struct usnic_rel_ring *ring);
@@ -315,6 +336,13 @@ u8 usnic_rel_sqe_pkt_type(u8 opcode);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 void usnic_rel_send_final_acks(struct usnic_rel_ep *ep);
+void usnic_rel_send_init(struct usnic_rel_ep *ep);
+void usnic_rel_send_stop(struct usnic_rel_ep *ep);
+void usnic_rel_send_retry_later(struct usnic_rel_ep *ep);
+void usnic_rel_send_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+void usnic_rel_send_parked_cancel(struct usnic_rel_ep *ep,
+				  struct usnic_rel_peer *peer, int status);
+void usnic_rel_send_parked_free(struct usnic_rel_chan_conn *c);
 
 /* ack.c */
 struct usnic_rel_pkt;
@@ -331,6 +359,7 @@ size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur);
 bool usnic_rel_rdma_finished(struct usnic_rel_sq_cur *cur);
 void usnic_rel_rdma_cur_drop(struct usnic_rel_sq_cur *cur);
+void usnic_rel_rdma_cur_unlink(struct usnic_rel_sq_cur *cur);
 u32 usnic_rel_rdma_frag_max(struct usnic_rel_ep *ep, unsigned int chan, u8 type);
 void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 				 struct usnic_rel_sq_cur *cur,
@@ -343,5 +372,7 @@ void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);
 void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep);
+void usnic_rel_rx_msg_abort(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			    unsigned int chan, int status);
 
 #endif /* _USNIC_REL_H */

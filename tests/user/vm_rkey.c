@@ -8,11 +8,12 @@
  *    bits) are all refused and counted; each request gets exactly one small
  *    answer; after USNIC_REL_BAD_RKEY_LIMIT (64) unknown keys in a row the
  *    guessing peer is locked out, the right key included.
- *  - DEREG_MR while a large GET is being answered (run by rkey_guard.sh with
- *    a small send window and a delay, so the answer spans many round trips):
- *    once DEREG_MR returned the target overwrites its memory, and the GET
- *    must complete with -ENOKEY or with the bytes from before, never with
- *    the new ones.
+ *  - DEREG_MR while a large GET is being answered: the target drops all it
+ *    sends (fault injection), so with rkey_guard.sh's 32-packet send window
+ *    its answer stalls after one window, unacknowledged, wherever the
+ *    machine's timing falls. The target deregisters, overwrites its memory,
+ *    then lets its packets go: the GET must complete with -ENOKEY, never
+ *    with the new bytes.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -142,6 +143,21 @@ static void test_keys(void)
 	urel_device_close(dev);
 }
 
+/* Drop (1) or send (0) everything @ep transmits, through its debugfs fault file. */
+static void drop_all(struct urel_ep *ep, int on)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_drop", debug_id(ep));
+	f = fopen(path, "w");
+	URT_CHECK(f != NULL);
+	if (f) {
+		fprintf(f, "%d\n", on ? 1000000 : 0);
+		URT_CHECK_EQ(fclose(f), 0);
+	}
+}
+
 static int full_io(int fd, void *buf, size_t len, int wr)
 {
 	for (size_t done = 0; done < len;) {
@@ -192,17 +208,25 @@ static int run_target(int to_o, int from_o)
 		m.key = urel_mr_rkey(mr);
 		if (full_io(to_o, &m, sizeof(m), 1))
 			return 1;
-		URT_CHECK(served >= 0);
-		/* The GET was taken and its first packets are out. */
+		/* The origin's small GET: the connection is up, verified both ways. */
 		while (urt_counter(debug_id(t), "rdma_served") == served && urt_now_ms() < end)
 			usleep(1000);
+		URT_CHECK(served >= 0 && urt_counter(debug_id(t), "rdma_served") == served + 1);
+		/* Nothing we send arrives: the big answer will stall after one window. */
+		drop_all(t, 1);
 		tx = urt_counter(debug_id(t), "tx_data_packets");
-		while (urt_counter(debug_id(t), "tx_data_packets") < tx + 4 && urt_now_ms() < end)
+		go = 1;
+		if (full_io(to_o, &go, 1, 1))
+			return 1;
+		/* The big GET was taken: its answer has started and cannot finish. */
+		while (urt_counter(debug_id(t), "rdma_served") == served + 1 && urt_now_ms() < end)
 			usleep(1000);
-		tx = urt_counter(debug_id(t), "tx_data_packets") - tx;
+		URT_CHECK_EQ(urt_counter(debug_id(t), "rdma_served"), served + 2);
 		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
 		/* Deregistered: the memory is ours again, no peer may see this. */
 		memset(mem, 0x5a, sizeof(mem));
+		tx = urt_counter(debug_id(t), "tx_data_packets") - tx;
+		drop_all(t, 0);
 		printf("vm_rkey target: round %d: DEREG_MR after %lld answer packets, %lld in "
 		       "all\n",
 		       r, tx, urt_counter(debug_id(t), "tx_data_packets"));
@@ -254,10 +278,20 @@ static void test_dereg_during_get(void)
 			URT_CHECK_EQ(urel_av_insert(o, (struct sockaddr *)&sin, sizeof(sin), &tp),
 				     0);
 		}
+		/* A small GET first, then the big one once the target drops its packets. */
+		URT_CHECK_EQ(get(dev, o, tp, buf, 16, m.key), 0);
+		URT_CHECK_EQ(full_io(from_t[0], &go, 1, 0), 0);
 		memset(buf, 0, BIG);
 		st = get(dev, o, tp, buf, BIG, m.key);
 		if (st == -ENOKEY) {
 			cut++;
+			/* Cut off: nothing of it lands in the caller's buffer. */
+			for (size_t i = 0; i < BIG; i++) {
+				if (buf[i]) {
+					URT_CHECK_EQ(buf[i], 0);
+					break;
+				}
+			}
 		} else {
 			URT_CHECK_EQ(st, 0);
 			for (size_t i = 0; i < BIG; i++) {
@@ -273,8 +307,8 @@ static void test_dereg_during_get(void)
 		URT_CHECK_EQ(full_io(to_t[1], &go, 1, 1), 0);
 	}
 	printf("vm_rkey: %d of %d GETs cut off by DEREG_MR, the others whole\n", cut, ROUNDS);
-	/* The cut must have been exercised, not only the whole answers. */
-	URT_CHECK(cut > 0);
+	/* The answer was stalled mid-way each time: each must be cut off. */
+	URT_CHECK_EQ(cut, ROUNDS);
 	close(to_t[1]);
 	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
 	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel: active-message dispatch (see am.h). One dispatcher per
+ * endpoint, shared by the layers that use it and found through a
+ * process-wide list, so two layers on one endpoint do not fight over its
+ * single receive handler.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am.h"
+#include "internal.h"
+
+struct urel_am_slot {
+	urel_am_fn fn;
+	void *arg;
+};
+
+struct urel_am {
+	struct urel_am *next;
+	struct urel_ep *ep;
+	unsigned int refs;
+	pthread_mutex_t lock; /* the table */
+	struct urel_am_slot slot[UREL_AM_NR];
+	uint64_t dropped; /* atomic */
+};
+
+static pthread_mutex_t urel_am_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct urel_am *urel_am_list;
+
+static int urel_am_dispatch(struct urel_ep *ep, const struct urel_completion *c, void *arg)
+{
+	struct urel_am *am = arg;
+	struct urel_am_hdr h;
+	struct urel_am_slot s = { 0 };
+
+	(void)ep;
+	if (c->len < sizeof(h))
+		goto drop;
+	memcpy(&h, c->data, sizeof(h));
+	h.seq = le32toh(h.seq);
+	if (h.version != UREL_AM_VERSION || h.handler >= UREL_AM_NR)
+		goto drop;
+	pthread_mutex_lock(&am->lock);
+	s = am->slot[h.handler];
+	pthread_mutex_unlock(&am->lock);
+	if (!s.fn)
+		goto drop;
+	s.fn(s.arg, &h, c, (const char *)c->data + sizeof(h), c->len - sizeof(h));
+	return 0;
+drop:
+	__atomic_fetch_add(&am->dropped, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int urel_am_get(struct urel_ep *ep, struct urel_am **amp)
+{
+	struct urel_am *am;
+	int ret = 0;
+
+	pthread_mutex_lock(&urel_am_list_lock);
+	for (am = urel_am_list; am; am = am->next) {
+		if (am->ep == ep) {
+			am->refs++;
+			goto out;
+		}
+	}
+	pthread_mutex_lock(&ep->cq_lock);
+	if (ep->recv_fn)
+		ret = -EBUSY;
+	pthread_mutex_unlock(&ep->cq_lock);
+	if (ret)
+		goto out;
+	am = calloc(1, sizeof(*am));
+	if (!am) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	am->ep = ep;
+	am->refs = 1;
+	pthread_mutex_init(&am->lock, NULL);
+	urel_ep_set_recv_handler(ep, urel_am_dispatch, am);
+	am->next = urel_am_list;
+	urel_am_list = am;
+out:
+	pthread_mutex_unlock(&urel_am_list_lock);
+	if (!ret)
+		*amp = am;
+	return ret;
+}
+
+void urel_am_put(struct urel_am *am)
+{
+	struct urel_am **pp;
+
+	if (!am)
+		return;
+	pthread_mutex_lock(&urel_am_list_lock);
+	if (--am->refs) {
+		pthread_mutex_unlock(&urel_am_list_lock);
+		return;
+	}
+	for (pp = &urel_am_list; *pp != am; pp = &(*pp)->next)
+		;
+	*pp = am->next;
+	urel_ep_set_recv_handler(am->ep, NULL, NULL);
+	pthread_mutex_unlock(&urel_am_list_lock);
+	pthread_mutex_destroy(&am->lock);
+	free(am);
+}
+
+int urel_am_register(struct urel_am *am, unsigned int id, urel_am_fn fn, void *arg)
+{
+	int ret = 0;
+
+	if (!am || !id || id >= UREL_AM_NR || !fn)
+		return -EINVAL;
+	pthread_mutex_lock(&am->lock);
+	if (am->slot[id].fn)
+		ret = -EBUSY;
+	else
+		am->slot[id] = (struct urel_am_slot){ fn, arg };
+	pthread_mutex_unlock(&am->lock);
+	return ret;
+}
+
+void urel_am_unregister(struct urel_am *am, unsigned int id)
+{
+	if (!am || id >= UREL_AM_NR)
+		return;
+	pthread_mutex_lock(&am->lock);
+	am->slot[id] = (struct urel_am_slot){ 0 };
+	pthread_mutex_unlock(&am->lock);
+}
+
+struct urel_device *urel_am_device(const struct urel_am *am)
+{
+	return am->ep->dev;
+}
+
+uint64_t urel_am_dropped(const struct urel_am *am)
+{
+	return __atomic_load_n(&am->dropped, __ATOMIC_RELAXED);
+}

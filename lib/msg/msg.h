@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libusnicrel tagged messaging: state shared by the files of lib/msg/.
+ *
+ * Wire (after the active-message header, little-endian):
+ *   EAGER  tag, sreq, then the bytes     (tiny on the command channel, eager on data)
+ *   RTS    tag, sreq, length, rkey       (rendezvous: the receiver reads by RDMA get)
+ *   SACK   sreq                          (a synchronous eager send matched)
+ *   FIN    sreq, status                  (the receiver finished its gets)
+ * EAGER and RTS carry the per-peer message sequence in the header's seq:
+ * the two channels are each in order but not with each other, so the
+ * receiver holds early arrivals until their turn and matches in send order.
+ * The sync flag rides in the header, not in the match bits, so a receive's
+ * ignore mask never has to cover it.
+ */
+#ifndef UREL_MSG_MSG_H
+#define UREL_MSG_MSG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <usnicrel_msg.h>
+
+#include "../am.h"
+#include "match.h"
+
+enum {
+	UREL_MSG_OP_EAGER = 1,
+	UREL_MSG_OP_RTS,
+	UREL_MSG_OP_SACK,
+	UREL_MSG_OP_FIN
+};
+#define UREL_MSG_F_SYNC (1U << 0)
+
+#define UREL_MSG_EAGER_HDR (sizeof(struct urel_am_hdr) + 16)
+#define UREL_MSG_RTS_HDR (sizeof(struct urel_am_hdr) + 32)
+#define UREL_MSG_HDR_MAX UREL_MSG_RTS_HDR
+
+/* Early arrivals a peer may have us hold before its messages count as garbage. */
+#define UREL_MSG_OOO_WINDOW (1U << 20)
+
+/* A message that arrived ahead of its turn, header and bytes copied. */
+struct urel_msg_early {
+	struct urel_msg_early *next;
+	struct urel_am_hdr h;
+	size_t len;
+	unsigned char data[];
+};
+
+struct urel_msg_peer {
+	uint32_t tx_seq; /* sequence of our next EAGER or RTS */
+	uint32_t rx_next; /* sequence the next matched message must carry */
+	struct urel_msg_early *early; /* ascending distance from rx_next */
+};
+
+/* A message nobody has matched yet; after a matched probe, its handle. */
+struct urel_msg_handle {
+	struct urel_match_entry e; /* first: the engine hands entries back */
+	struct urel_msg *m;
+	urel_peer_t peer;
+	uint8_t op, flags;
+	bool acked; /* SACK already sent (claimed by a matched probe) */
+	uint64_t sreq, len, rkey;
+	unsigned char *data; /* EAGER: a copy of the bytes */
+};
+
+enum {
+	UREL_MSG_REQ_SEND = 1,
+	UREL_MSG_REQ_RECV
+};
+
+struct urel_msg_req {
+	struct urel_match_entry e; /* first: a posted receive */
+	struct urel_msg *m;
+	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
+	uint8_t kind;
+	bool done;
+	bool listed;
+	struct urel_msg_status st;
+	/* send */
+	uint64_t id;
+	urel_peer_t peer;
+	struct urel_mr *mr;
+	/* receive */
+	void *buf;
+	size_t cap;
+	uint64_t sreq, rkey;
+	size_t want, posted, landed;
+	unsigned int gets;
+	int gerr;
+};
+
+/* A send the core could not take yet (queue or staging full), retried by progress. */
+struct urel_msg_pending {
+	struct urel_msg_pending *next;
+	urel_peer_t peer;
+	unsigned int chan;
+	size_t hlen;
+	unsigned char hdr[UREL_MSG_HDR_MAX];
+	const void *data;
+	size_t dlen;
+	struct urel_msg_req *done_req; /* completes once posted */
+};
+
+struct urel_msg_list {
+	struct urel_msg_req *head;
+};
+
+struct urel_msg {
+	struct urel_ep *ep;
+	struct urel_device *dev;
+	struct urel_am *am;
+	struct urel_msg_attr attr;
+	pthread_mutex_t lock; /* everything below */
+	struct urel_match match;
+	struct urel_msg_peer **peers; /* by handle, grown on demand */
+	uint32_t npeers;
+	struct urel_msg_list waiting; /* sends awaiting SACK or FIN */
+	struct urel_msg_list reading; /* rendezvous receives with gets to post or finish */
+	struct urel_msg_pending *pend, *pend_tail;
+	uint64_t next_id;
+	uint64_t dropped; /* malformed or unexpected protocol messages */
+};
+
+/* ctx.c */
+struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer);
+int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req);
+void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
+void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
+void urel_msg_complete(struct urel_msg_req *r);
+int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
+void urel_msg_put64(unsigned char *p, uint64_t v);
+uint64_t urel_msg_get64(const unsigned char *p);
+
+/* send.c */
+void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq);
+void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int status);
+int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
+		      int status);
+void urel_msg_free_sends(struct urel_msg *m);
+
+/* recv.c */
+void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		    const void *payload, size_t len);
+void urel_msg_pump(struct urel_msg *m);
+void urel_msg_free_recvs(struct urel_msg *m);
+
+#endif /* UREL_MSG_MSG_H */

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel tagged messaging: the receiver. Messages are taken in each
+ * sender's order, matched against the posted receives, and otherwise kept
+ * as unexpected (an eager message's bytes copied once; a rendezvous message
+ * keeps only its request-to-send, so its bytes move once, by RDMA get,
+ * into the buffer of the receive that finally matches it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "msg.h"
+
+/* One RDMA get of a rendezvous receive, the core's request as context. */
+struct urel_msg_get {
+	struct urel_request r;
+	struct urel_msg_req *req;
+};
+
+static uint32_t urel_msg_src(urel_peer_t peer)
+{
+	return peer == UREL_MSG_ANY_PEER ? UREL_MATCH_ANY_SRC : peer;
+}
+
+/* The receiver is done reading: tell the sender, complete. Under m->lock. */
+static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
+{
+	urel_msg_list_del(&m->reading, r);
+	r->st.received = r->landed;
+	if (r->gerr)
+		r->st.error = r->gerr;
+	if (urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
+		m->dropped++;
+	urel_msg_complete(r);
+}
+
+static void urel_msg_get_done(struct urel_request *cr, const struct urel_completion *c)
+{
+	struct urel_msg_get *g = (struct urel_msg_get *)cr;
+	struct urel_msg_req *r = g->req;
+	struct urel_msg *m = r->m;
+
+	pthread_mutex_lock(&m->lock);
+	r->gets--;
+	if (c->status && !r->gerr)
+		r->gerr = c->status;
+	else if (!c->status)
+		r->landed += c->len;
+	if (!r->gets && (r->gerr || r->landed == r->want))
+		urel_msg_rndv_finish(m, r);
+	pthread_mutex_unlock(&m->lock);
+	free(g);
+}
+
+/* Post the gets the core has room for; under m->lock. */
+static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
+{
+	while (!r->gerr && r->posted < r->want) {
+		size_t n = r->want - r->posted;
+		struct urel_msg_get *g;
+		int ret;
+
+		if (n > m->attr.rndv_chunk)
+			n = m->attr.rndv_chunk;
+		g = malloc(sizeof(*g));
+		if (!g)
+			return; /* retried by progress */
+		g->r.complete = urel_msg_get_done;
+		g->r.user = NULL;
+		g->req = r;
+		ret = urel_ep_get(m->ep, r->st.peer, (char *)r->buf + r->posted, n, r->rkey,
+				  r->posted, &g->r, 0);
+		if (ret) {
+			free(g);
+			if (ret == -EAGAIN || ret == -ENOBUFS)
+				return;
+			r->gerr = ret;
+			break;
+		}
+		r->posted += n;
+		r->gets++;
+	}
+	if (!r->gets && (r->gerr || r->landed == r->want))
+		urel_msg_rndv_finish(m, r);
+}
+
+void urel_msg_pump(struct urel_msg *m)
+{
+	struct urel_msg_req *r = m->reading.head, *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		urel_msg_rndv_post(m, r);
+	}
+}
+
+/* Receive @r matched message @u (not queued: fresh from the wire or taken off the queue). */
+static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
+			     const struct urel_msg_handle *u, const void *data)
+{
+	r->st.peer = u->peer;
+	r->st.tag = u->e.bits;
+	r->st.len = u->len;
+	r->st.error = u->len > r->cap ? -EMSGSIZE : 0;
+	if (u->op == UREL_MSG_OP_EAGER) {
+		r->st.received = u->len < r->cap ? u->len : r->cap;
+		if (r->st.received)
+			memcpy(r->buf, data, r->st.received);
+		if (u->flags & UREL_MSG_F_SYNC && !u->acked &&
+		    urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
+			m->dropped++;
+		urel_msg_complete(r);
+		return;
+	}
+	r->sreq = u->sreq;
+	r->rkey = u->rkey;
+	r->want = u->len < r->cap ? u->len : r->cap;
+	urel_msg_list_add(&m->reading, r);
+	urel_msg_rndv_post(m, r);
+}
+
+/* A message whose turn has come, from @peer. Under m->lock. */
+static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct urel_am_hdr *h,
+			    const unsigned char *p, size_t len)
+{
+	struct urel_msg_handle u = { .peer = peer, .op = h->op, .flags = h->flags };
+	struct urel_match_entry *e;
+	struct urel_msg_handle *q;
+
+	u.e.bits = urel_msg_get64(p);
+	u.sreq = urel_msg_get64(p + 8);
+	if (h->op == UREL_MSG_OP_RTS) {
+		u.len = urel_msg_get64(p + 16);
+		u.rkey = urel_msg_get64(p + 24);
+		p += 32;
+		len = 0;
+	} else {
+		p += 16;
+		len -= 16;
+		u.len = len;
+	}
+	e = urel_match_incoming(&m->match, peer, u.e.bits);
+	if (e) {
+		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
+		return;
+	}
+	q = malloc(sizeof(*q));
+	if (!q) {
+		m->dropped++;
+		return;
+	}
+	*q = u;
+	q->m = m;
+	q->data = NULL;
+	if (len) {
+		q->data = malloc(len);
+		if (!q->data) {
+			free(q);
+			m->dropped++;
+			return;
+		}
+		memcpy(q->data, p, len);
+	}
+	q->e.src = peer;
+	urel_match_add_unexpected(&m->match, &q->e);
+}
+
+static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
+{
+	switch (h->op) {
+	case UREL_MSG_OP_EAGER:
+		return len >= 16;
+	case UREL_MSG_OP_RTS:
+		return len == 32;
+	case UREL_MSG_OP_SACK:
+		return len == 8;
+	case UREL_MSG_OP_FIN:
+		return len == 16;
+	default:
+		return false;
+	}
+}
+
+/* Hold an early arrival until its turn; kept sorted by distance from rx_next. */
+static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const struct urel_am_hdr *h,
+			  const void *payload, size_t len)
+{
+	uint32_t dist = h->seq - pp->rx_next;
+	struct urel_msg_early *e, **pos;
+
+	if (dist >= UREL_MSG_OOO_WINDOW) {
+		m->dropped++;
+		return;
+	}
+	e = malloc(sizeof(*e) + len);
+	if (!e) {
+		m->dropped++;
+		return;
+	}
+	e->h = *h;
+	e->len = len;
+	memcpy(e->data, payload, len);
+	for (pos = &pp->early; *pos && (*pos)->h.seq - pp->rx_next < dist; pos = &(*pos)->next)
+		;
+	e->next = *pos;
+	*pos = e;
+}
+
+void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		    const void *payload, size_t len)
+{
+	struct urel_msg *m = arg;
+	const unsigned char *p = payload;
+	struct urel_msg_peer *pp;
+
+	pthread_mutex_lock(&m->lock);
+	if (!urel_msg_well_formed(h, len)) {
+		m->dropped++;
+		goto out;
+	}
+	if (h->op == UREL_MSG_OP_SACK) {
+		urel_msg_on_sack(m, c->peer, urel_msg_get64(p));
+		goto out;
+	}
+	if (h->op == UREL_MSG_OP_FIN) {
+		urel_msg_on_fin(m, c->peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
+		goto out;
+	}
+	pp = urel_msg_peer(m, c->peer);
+	if (!pp) {
+		m->dropped++;
+		goto out;
+	}
+	if (h->seq != pp->rx_next) {
+		urel_msg_hold(m, pp, h, payload, len);
+		goto out;
+	}
+	urel_msg_arrive(m, c->peer, h, p, len);
+	pp->rx_next++;
+	while (pp->early && pp->early->h.seq == pp->rx_next) {
+		struct urel_msg_early *e = pp->early;
+
+		pp->early = e->next;
+		urel_msg_arrive(m, c->peer, &e->h, e->data, e->len);
+		free(e);
+		pp->rx_next++;
+	}
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, size_t len)
+{
+	struct urel_msg_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->m = m;
+	r->kind = UREL_MSG_REQ_RECV;
+	r->buf = buf;
+	r->cap = len;
+	return r;
+}
+
+/* Match @r with queued message @u (taken off the queue), then free @u. Under m->lock. */
+static void urel_msg_take(struct urel_msg *m, struct urel_msg_req *r, struct urel_msg_handle *u)
+{
+	urel_msg_deliver(m, r, u, u->data);
+	free(u->data);
+	free(u);
+}
+
+UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len,
+			    uint64_t tag, uint64_t ignore, struct urel_msg_req **reqp)
+{
+	struct urel_match_entry *e;
+	struct urel_msg_req *r;
+	int ret = 0;
+
+	if (!m || !reqp || (!buf && len))
+		return -EINVAL;
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
+	if (e) {
+		urel_msg_take(m, r, (struct urel_msg_handle *)e);
+	} else {
+		r->e.src = urel_msg_src(peer);
+		r->e.bits = tag;
+		r->e.ignore = ignore;
+		/* Growth failing leaves the receive queued, only in a crowded bin. */
+		urel_match_post(&m->match, &r->e);
+	}
+	pthread_mutex_unlock(&m->lock);
+	*reqp = r;
+	return ret;
+}
+
+UREL_API int urel_msg_cancel(struct urel_msg_req *r)
+{
+	struct urel_msg *m;
+	int ret = -EBUSY;
+
+	if (!r || r->kind != UREL_MSG_REQ_RECV)
+		return -EINVAL;
+	m = r->m;
+	pthread_mutex_lock(&m->lock);
+	if (urel_match_remove(&m->match, &r->e)) {
+		r->st.error = -ECANCELED;
+		urel_msg_complete(r);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
+static void urel_msg_probe_status(const struct urel_msg_handle *u, struct urel_msg_status *st)
+{
+	if (!st)
+		return;
+	*st = (struct urel_msg_status){
+		.peer = u->peer,
+		.tag = u->e.bits,
+		.len = u->len,
+	};
+}
+
+/* One probe attempt after a progress pass; 1 found, 0 not. */
+static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			       struct urel_msg_handle **hp, struct urel_msg_status *st)
+{
+	struct urel_match_entry *e;
+	struct urel_msg_handle *u;
+	int ret;
+
+	ret = urel_msg_progress(m);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&m->lock);
+	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, hp);
+	if (e) {
+		u = (struct urel_msg_handle *)e;
+		urel_msg_probe_status(u, st);
+		if (hp) {
+			/* Claimed: the match happened here, a synchronous sender may go on. */
+			if (u->flags & UREL_MSG_F_SYNC && u->op == UREL_MSG_OP_EAGER) {
+				if (urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
+					m->dropped++;
+				u->acked = true;
+			}
+			*hp = u;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return e ? 1 : 0;
+}
+
+UREL_API int urel_msg_iprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			     struct urel_msg_status *st)
+{
+	if (!m)
+		return -EINVAL;
+	return urel_msg_probe_once(m, peer, tag, ignore, NULL, st);
+}
+
+UREL_API int urel_msg_improbe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			      struct urel_msg_handle **hp, struct urel_msg_status *st)
+{
+	if (!m || !hp)
+		return -EINVAL;
+	return urel_msg_probe_once(m, peer, tag, ignore, hp, st);
+}
+
+struct urel_msg_probe_wait {
+	struct urel_msg *m;
+	urel_peer_t peer;
+	uint64_t tag, ignore;
+	struct urel_msg_handle **hp;
+	struct urel_msg_status *st;
+};
+
+static bool urel_msg_probe_ready(void *arg)
+{
+	struct urel_msg_probe_wait *w = arg;
+	struct urel_match_entry *e;
+
+	/* Under m->lock: peek only; the claim happens in urel_msg_probe_once(). */
+	e = urel_match_unexpected(&w->m->match, urel_msg_src(w->peer), w->tag & ~w->ignore,
+				  w->ignore, false);
+	return e != NULL;
+}
+
+static int urel_msg_probe_block(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+				struct urel_msg_handle **hp, struct urel_msg_status *st)
+{
+	struct urel_msg_probe_wait w = { m, peer, tag, ignore, hp, st };
+	int ret;
+
+	for (;;) {
+		ret = urel_msg_probe_once(m, peer, tag, ignore, hp, st);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		ret = urel_msg_block(m, urel_msg_probe_ready, &w);
+		if (ret)
+			return ret;
+	}
+}
+
+UREL_API int urel_msg_probe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			    struct urel_msg_status *st)
+{
+	if (!m)
+		return -EINVAL;
+	return urel_msg_probe_block(m, peer, tag, ignore, NULL, st);
+}
+
+UREL_API int urel_msg_mprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
+			     struct urel_msg_handle **hp, struct urel_msg_status *st)
+{
+	if (!m || !hp)
+		return -EINVAL;
+	return urel_msg_probe_block(m, peer, tag, ignore, hp, st);
+}
+
+UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
+			     struct urel_msg_req **reqp)
+{
+	struct urel_msg_req *r;
+	struct urel_msg *m;
+
+	if (!h || !reqp || (!buf && len))
+		return -EINVAL;
+	m = h->m;
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	urel_msg_take(m, r, h);
+	pthread_mutex_unlock(&m->lock);
+	*reqp = r;
+	return 0;
+}
+
+UREL_API int urel_msg_mrecv(struct urel_msg_handle *h, void *buf, size_t len,
+			    struct urel_msg_status *st)
+{
+	struct urel_msg_req *r;
+	int ret = urel_msg_imrecv(h, buf, len, &r);
+
+	return ret ? ret : urel_msg_wait(r, st);
+}
+
+void urel_msg_free_recvs(struct urel_msg *m)
+{
+	struct urel_match_entry *e;
+
+	while (m->reading.head) {
+		struct urel_msg_req *r = m->reading.head;
+
+		urel_msg_list_del(&m->reading, r);
+		/* Gets still in flight keep their request; it leaks rather than dangles. */
+		if (!r->gets)
+			free(r);
+	}
+	while ((e = urel_match_unexpected(&m->match, UREL_MATCH_ANY_SRC, 0, UINT64_MAX, true))) {
+		struct urel_msg_handle *u = (struct urel_msg_handle *)e;
+
+		free(u->data);
+		free(u);
+	}
+	while ((e = urel_match_take_posted(&m->match)))
+		free(e);
+}

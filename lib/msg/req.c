@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel tagged messaging: completing requests (test, wait and their
+ * array forms) and the blocking calls built on them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../internal.h"
+#include "msg.h"
+
+/* Hand a completed request's status out and free it. */
+static int urel_msg_reap(struct urel_msg_req *r, struct urel_msg_status *st)
+{
+	int err = r->st.error;
+
+	if (st)
+		*st = r->st;
+	free(r);
+	return err;
+}
+
+static bool urel_msg_req_done(void *arg)
+{
+	return ((struct urel_msg_req *)arg)->done;
+}
+
+UREL_API int urel_msg_test(struct urel_msg_req *r, struct urel_msg_status *st)
+{
+	struct urel_msg *m;
+	bool done;
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	m = r->m;
+	ret = urel_msg_progress(m);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&m->lock);
+	done = r->done;
+	pthread_mutex_unlock(&m->lock);
+	if (!done)
+		return 0;
+	urel_msg_reap(r, st);
+	return 1;
+}
+
+UREL_API int urel_msg_wait(struct urel_msg_req *r, struct urel_msg_status *st)
+{
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	ret = urel_msg_block(r->m, urel_msg_req_done, r);
+	if (ret)
+		return ret;
+	return urel_msg_reap(r, st);
+}
+
+struct urel_msg_any {
+	unsigned int n;
+	struct urel_msg_req **reqs;
+	unsigned int found;
+};
+
+static bool urel_msg_any_done(void *arg)
+{
+	struct urel_msg_any *a = arg;
+
+	for (unsigned int i = 0; i < a->n; i++) {
+		if (a->reqs[i] && a->reqs[i]->done) {
+			a->found = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+UREL_API int urel_msg_waitany(unsigned int n, struct urel_msg_req **reqs, unsigned int *index,
+			      struct urel_msg_status *st)
+{
+	struct urel_msg_any a = { .n = n, .reqs = reqs };
+	struct urel_msg *m = NULL;
+	int ret;
+
+	if (!reqs || !index)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n && !m; i++)
+		m = reqs[i] ? reqs[i]->m : NULL;
+	if (!m)
+		return -EINVAL;
+	/* All requests of one call belong to one context. */
+	for (unsigned int i = 0; i < n; i++) {
+		if (reqs[i] && reqs[i]->m != m)
+			return -EINVAL;
+	}
+	ret = urel_msg_block(m, urel_msg_any_done, &a);
+	if (ret)
+		return ret;
+	*index = a.found;
+	ret = urel_msg_reap(reqs[a.found], st);
+	reqs[a.found] = NULL;
+	return ret;
+}
+
+UREL_API int urel_msg_waitall(unsigned int n, struct urel_msg_req **reqs,
+			      struct urel_msg_status *st)
+{
+	int first = 0, ret;
+
+	if (!reqs && n)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!reqs[i])
+			continue;
+		ret = urel_msg_block(reqs[i]->m, urel_msg_req_done, reqs[i]);
+		if (ret)
+			return ret;
+		ret = urel_msg_reap(reqs[i], st ? &st[i] : NULL);
+		reqs[i] = NULL;
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+UREL_API int urel_msg_send(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			   uint64_t tag)
+{
+	struct urel_msg_req *r;
+	int ret = urel_msg_isend(m, peer, buf, len, tag, 0, &r);
+
+	return ret ? ret : urel_msg_wait(r, NULL);
+}
+
+UREL_API int urel_msg_ssend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			    uint64_t tag)
+{
+	struct urel_msg_req *r;
+	int ret = urel_msg_isend(m, peer, buf, len, tag, UREL_MSG_SYNC, &r);
+
+	return ret ? ret : urel_msg_wait(r, NULL);
+}
+
+UREL_API int urel_msg_recv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len,
+			   uint64_t tag, uint64_t ignore, struct urel_msg_status *st)
+{
+	struct urel_msg_req *r;
+	int ret = urel_msg_irecv(m, peer, buf, len, tag, ignore, &r);
+
+	return ret ? ret : urel_msg_wait(r, st);
+}

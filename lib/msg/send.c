@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel tagged messaging: the sender. Tiny and eager messages are
+ * copied into the core's staging area at once, so a standard send completes
+ * when posted; a synchronous one waits for the receiver's SACK. Above the
+ * eager limit the buffer is registered for remote reads and only a
+ * request-to-send travels; the send completes on the receiver's FIN.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "msg.h"
+
+static struct urel_msg_req *urel_msg_find_send(struct urel_msg *m, urel_peer_t peer, uint64_t id)
+{
+	for (struct urel_msg_req *r = m->waiting.head; r; r = r->next) {
+		if (r->id == id && r->peer == peer)
+			return r;
+	}
+	return NULL;
+}
+
+static void urel_msg_send_done(struct urel_msg_req *r, int status)
+{
+	if (r->mr) {
+		urel_mr_dereg(r->mr);
+		r->mr = NULL;
+	}
+	r->st.error = status;
+	urel_msg_complete(r);
+}
+
+void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq)
+{
+	struct urel_msg_req *r = urel_msg_find_send(m, peer, sreq);
+
+	if (!r || r->mr) {
+		m->dropped++;
+		return;
+	}
+	urel_msg_list_del(&m->waiting, r);
+	urel_msg_send_done(r, 0);
+}
+
+void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int status)
+{
+	struct urel_msg_req *r = urel_msg_find_send(m, peer, sreq);
+
+	if (!r || !r->mr) {
+		m->dropped++;
+		return;
+	}
+	urel_msg_list_del(&m->waiting, r);
+	/* A receive that was too small is the receiver's error, not ours. */
+	urel_msg_send_done(r, status == -EMSGSIZE ? 0 : status);
+}
+
+int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
+		      int status)
+{
+	unsigned char hdr[sizeof(struct urel_am_hdr) + 16];
+	struct urel_am_hdr h = urel_am_hdr(UREL_AM_MSG, op, 0, 0);
+	size_t len = sizeof(h) + 8;
+
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(hdr + sizeof(h), sreq);
+	if (op == UREL_MSG_OP_FIN) {
+		urel_msg_put64(hdr + len, (uint64_t)(int64_t)status);
+		len += 8;
+	}
+	return urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, len, NULL, 0, NULL);
+}
+
+void urel_msg_free_sends(struct urel_msg *m)
+{
+	while (m->waiting.head) {
+		struct urel_msg_req *r = m->waiting.head;
+
+		urel_msg_list_del(&m->waiting, r);
+		if (r->mr)
+			urel_mr_dereg(r->mr);
+		free(r);
+	}
+}
+
+UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
+{
+	unsigned char hdr[UREL_MSG_HDR_MAX];
+	bool sync = flags & UREL_MSG_SYNC, rndv;
+	struct urel_msg_peer *p;
+	struct urel_msg_req *r;
+	struct urel_am_hdr h;
+	size_t hlen;
+	uint32_t seq;
+	int ret;
+
+	if (!m || !reqp || peer == UREL_MSG_ANY_PEER || (!buf && len) || flags & ~UREL_MSG_SYNC)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->m = m;
+	r->kind = UREL_MSG_REQ_SEND;
+	r->peer = peer;
+	r->st.peer = peer;
+	r->st.tag = tag;
+	r->st.len = len;
+	rndv = len > m->attr.eager_max;
+	if (rndv) {
+		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
+		if (ret) {
+			free(r);
+			return ret;
+		}
+	}
+	pthread_mutex_lock(&m->lock);
+	p = urel_msg_peer(m, peer);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	if (sync || rndv) {
+		r->id = ++m->next_id;
+		urel_msg_list_add(&m->waiting, r);
+	}
+	seq = p->tx_seq++;
+	h = urel_am_hdr(UREL_AM_MSG, rndv ? UREL_MSG_OP_RTS : UREL_MSG_OP_EAGER,
+			sync ? UREL_MSG_F_SYNC : 0, seq);
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(hdr + sizeof(h), tag);
+	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
+	if (rndv) {
+		urel_msg_put64(hdr + sizeof(h) + 16, len);
+		urel_msg_put64(hdr + sizeof(h) + 24, (uint64_t)urel_mr_rkey(r->mr));
+		hlen = UREL_MSG_RTS_HDR;
+		ret = urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, NULL);
+	} else {
+		ret = urel_msg_post(m, peer,
+				    len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA, hdr,
+				    UREL_MSG_EAGER_HDR, buf, len, sync ? NULL : r);
+	}
+	if (ret) {
+		/* Refused outright (nothing queued after it): the sequence number is free again. */
+		p->tx_seq = seq;
+		urel_msg_list_del(&m->waiting, r);
+		goto err;
+	}
+	pthread_mutex_unlock(&m->lock);
+	*reqp = r;
+	return 0;
+err:
+	pthread_mutex_unlock(&m->lock);
+	if (r->mr)
+		urel_mr_dereg(r->mr);
+	free(r);
+	return ret;
+}

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test: no send reports success unless its bytes were delivered, no
+ * half-sent message wedges a channel, and one slow peer does not stall the
+ * others. Run by delivery.sh with send_window=16, so that a receiver that
+ * returns no buffers fills a sender's window within a few packets.
+ *
+ *   reset     A multi-fragment message parked part-way on a full window when
+ *             the receiver restarts: every send outstanding then (the parked
+ *             one included) fails with -ECONNRESET, and the new receiver gets
+ *             only the message sent afterwards, never one made of fragments
+ *             of two sequence spaces.
+ *   remove    The same when the sender removes the peer and inserts it again
+ *             (same handle) after the receiver restarted: -ECANCELED.
+ *   nomem     Every Nth allocation of the sender's send path, and of the
+ *             target's answers, fails (debugfs fault_nomem_every) while
+ *             multi-fragment messages and PUTs go out: every send completes successfully (retried),
+ * every message arrives intact and in order, every PUT lands, with so few receive buffers and CQ
+ * slots that one leak would stall the run. slow      One sender, a peer S that never returns
+ * receive buffers and a peer F that does: F gets all its messages while S is alive, and the sends
+ * to S complete with -ECANCELED when S is removed. Prints F's time alone and beside S (same run; no
+ * threshold). doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only when it sees
+ * NEED_DOORBELL after returning a buffer, against a sender that reorders: every message arrives,
+ * nothing hangs.
+ *
+ * Usage: vm_delivery [CASE...] (default: all).
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include "urt.h"
+#include "urt_ep.h"
+
+#define DEADLINE_MS 60000
+
+/* One open file per endpoint: poll() on one reports only its own CQ. */
+static int dev_fds[8];
+static unsigned int nr_fds;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Like urt_ep_create, with ring sizes (0 = default). */
+static int ep_open(struct urt_ep *ep, uint16_t port, uint32_t cq, uint32_t rx_bufs)
+{
+	int ret;
+
+	int dev_fd = open("/dev/usnic_rel", O_RDWR | O_CLOEXEC);
+
+	URT_CHECK(dev_fd >= 0);
+	if (dev_fd < 0)
+		return -errno;
+	if (nr_fds < sizeof(dev_fds) / sizeof(dev_fds[0]))
+		dev_fds[nr_fds++] = dev_fd;
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = dev_fd;
+	ep->info.size = sizeof(ep->info);
+	ep->info.cq_entries = cq;
+	ep->info.rx_bufs = rx_bufs;
+	urt_addr(&ep->info.addr, AF_INET, "127.0.0.1", port);
+	ret = urt_ioctl(dev_fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
+	URT_CHECK_EQ(ret, 0);
+	if (ret)
+		return ret;
+	for (int i = 0; i < USNIC_REL_NR_REGIONS; i++) {
+		void *p = mmap(NULL, ep->info.region[i].size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       dev_fd, (off_t)ep->info.region[i].offset);
+
+		URT_CHECK(p != MAP_FAILED);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		ep->region[i] = p;
+	}
+	return 0;
+}
+
+static int av_insert(struct urt_ep *ep, struct urt_ep *to)
+{
+	int peer = urt_av_insert(ep, AF_INET, "127.0.0.1", to->info.addr.port);
+
+	URT_CHECK(peer > 0);
+	return peer;
+}
+
+static int av_remove(struct urt_ep *ep, uint32_t peer)
+{
+	struct usnic_rel_av_remove av = {
+		.size = sizeof(av),
+		.ep_id = ep->info.ep_id,
+		.peer = peer,
+	};
+
+	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
+}
+
+static void fault_set(struct urt_ep *ep, const char *knob, unsigned int val)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s", ep->info.debug_id,
+		 knob);
+	f = fopen(path, "w");
+	URT_CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "%u\n", val);
+	URT_CHECK_EQ(fclose(f), 0);
+}
+
+static long long fault_count(struct urt_ep *ep, const char *name)
+{
+	char path[96], key[32];
+	long long val, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault", ep->info.debug_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %lld", key, &val) == 2)
+		if (!strcmp(key, name))
+			found = val;
+	fclose(f);
+	return found;
+}
+
+static uint8_t *staging(struct urt_ep *ep)
+{
+	return ep->region[USNIC_REL_REGION_STAGING];
+}
+
+/* Queue a message of @len bytes from staging offset @off (pattern @id). */
+static void queue_msg(struct urt_ep *ep, int chan, uint32_t peer, uint32_t id, uint32_t off,
+		      uint32_t len)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND,
+		.peer = peer,
+		.imm = id,
+		.user_ctx = id,
+		.len = len,
+		.staging_off = off,
+	};
+
+	for (uint32_t i = 0; i < len; i++)
+		staging(ep)[off + i] = urt_pattern(id, len, i);
+	urt_queue_sqe(ep, chan, &sqe);
+}
+
+static void queue_inline(struct urt_ep *ep, int chan, uint32_t peer, uint32_t id)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND,
+		.flags = USNIC_REL_SQE_INLINE,
+		.peer = peer,
+		.imm = id,
+		.user_ctx = id,
+		.len = 4,
+	};
+
+	memcpy(sqe.inline_data, &id, 4);
+	urt_queue_sqe(ep, chan, &sqe);
+}
+
+/* Ring until the kernel took everything queued on @chan. */
+static void ring(struct urt_ep *ep, int chan)
+{
+	int r = chan == USNIC_REL_CHAN_CMD ? USNIC_REL_REGION_SQ_CMD : USNIC_REL_REGION_SQ_DATA;
+	long long end = now_ms() + DEADLINE_MS;
+
+	while (*urt_ring_head(ep, r) != *urt_ring_tail(ep, r) && now_ms() < end) {
+		int ret = urt_doorbell(ep, 1U << chan);
+
+		URT_CHECK(ret >= 0);
+		if (ret < 0)
+			return;
+		if (!ret)
+			usleep(200);
+	}
+	URT_CHECK_EQ(*urt_ring_head(ep, r), *urt_ring_tail(ep, r));
+}
+
+static bool msg_ok(struct urt_ep *ep, const struct usnic_rel_cqe *cqe)
+{
+	const uint8_t *p = urt_rx_buf(ep, cqe->buf);
+
+	for (uint32_t i = 0; i < cqe->len; i++)
+		if (p[i] != urt_pattern((uint32_t)cqe->imm, cqe->len, i))
+			return false;
+	return true;
+}
+
+/* Return @buf, and ring DB_RX only if the kernel asked for it. */
+static void give_back(struct urt_ep *ep, uint32_t buf)
+{
+	urt_post_rx(ep, buf);
+	/* Pairs with the kernel's barrier after it sets the flag. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n((uint32_t *)((char *)ep->region[USNIC_REL_REGION_RX_FREE] +
+					 USNIC_REL_RING_TAIL_OFF + 4),
+			    __ATOMIC_ACQUIRE) &
+	    USNIC_REL_RING_F_NEED_DOORBELL)
+		URT_CHECK(urt_doorbell(ep, USNIC_REL_DB_RX) >= 0);
+}
+
+/* A non-blocking look at the CQ. */
+static bool cq_take(struct urt_ep *ep, struct usnic_rel_cqe *cqe)
+{
+	int r = USNIC_REL_REGION_CQ;
+	uint32_t head = *urt_ring_head(ep, r);
+
+	if (head == __atomic_load_n(urt_ring_tail(ep, r), __ATOMIC_ACQUIRE))
+		return false;
+	memcpy(cqe, urt_ring_slot(ep, r, head, sizeof(*cqe)), sizeof(*cqe));
+	__atomic_store_n(urt_ring_head(ep, r), head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void *ep_region_hdr(struct urt_ep *ep, int region)
+{
+	return ep->region[region];
+}
+
+static void dump_counters(const char *who, struct urt_ep *ep)
+{
+	static const char *const names[] = { "rx_no_buf",
+					     "rx_out_of_order",
+					     "rx_hold_full",
+					     "retx_timeout",
+					     "retx_fast",
+					     "peers_dead",
+					     "tx_data_packets",
+					     "rx_packets",
+					     "rx_messages",
+					     "rx_bad_header",
+					     "rx_duplicate",
+					     "rx_out_of_window",
+					     "rx_stale_incarnation",
+					     "rx_msg_aborted",
+					     "peer_resets",
+					     "tx_parked" };
+
+	printf("  %s:", who);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		printf(" %s %lld", names[i], urt_counter(ep->info.debug_id, names[i]));
+	printf("\n");
+}
+
+/*
+ * The receiver speaks first, so that every packet the sender sends carries
+ * the receiver's incarnation and its next life can tell them apart.
+ */
+static void greet(struct urt_ep *from, struct urt_ep *to, uint32_t to_peer)
+{
+	struct usnic_rel_cqe cqe;
+
+	urt_post_all_rx(to);
+	queue_inline(from, USNIC_REL_CHAN_DATA, to_peer, 77);
+	ring(from, USNIC_REL_CHAN_DATA);
+	URT_CHECK_EQ(urt_cq_next(to, &cqe, 20000), 0);
+	URT_CHECK_EQ(urt_cq_next(from, &cqe, 20000), 0);
+	URT_CHECK_EQ(cqe.status, 0);
+}
+
+/*
+ * Fill the window to a receiver that returns no buffers: messages of six
+ * fragments until one is parked part-way. Returns how many were queued.
+ */
+static int fill_window(struct urt_ep *tx, uint32_t peer)
+{
+	uint32_t mtu = tx->info.mtu[USNIC_REL_CHAN_DATA];
+	uint32_t len = 5 * mtu + 100, n = 0;
+
+	/* 16 packets of window: messages 1 and 2 go out, 3 stops after 4 of 6. */
+	for (n = 1; n <= 3; n++)
+		queue_msg(tx, USNIC_REL_CHAN_DATA, peer, n, (n - 1) * len, len);
+	ring(tx, USNIC_REL_CHAN_DATA);
+	return (int)(n - 1);
+}
+
+/* Wait for @n CQEs on @tx, each with @status; returns how many came. */
+static int expect_failures(struct urt_ep *tx, int n, int status)
+{
+	struct usnic_rel_cqe cqe;
+	int got = 0;
+
+	while (got < n && urt_cq_next(tx, &cqe, 20000) == 0) {
+		printf("  send %llu: status %d\n", (unsigned long long)cqe.user_ctx, cqe.status);
+		URT_CHECK_EQ(cqe.status, status);
+		got++;
+	}
+	URT_CHECK_EQ(got, n);
+	return got;
+}
+
+/* Message 9 reaches the new receiver, alone and intact. */
+static void expect_only_new(struct urt_ep *tx, struct urt_ep *rx, uint32_t peer)
+{
+	uint32_t len = 3 * tx->info.mtu[USNIC_REL_CHAN_DATA] + 7;
+	struct usnic_rel_cqe cqe;
+
+	queue_msg(tx, USNIC_REL_CHAN_DATA, peer, 9, 0, len);
+	ring(tx, USNIC_REL_CHAN_DATA);
+	if (!urt_cq_next(tx, &cqe, 20000)) {
+		URT_CHECK_EQ(cqe.user_ctx, 9);
+		URT_CHECK_EQ(cqe.status, 0);
+	} else {
+		URT_CHECK(!"message 9 completed");
+	}
+	if (!urt_cq_next(rx, &cqe, 20000)) {
+		URT_CHECK_EQ(cqe.status, 0);
+		URT_CHECK_EQ(cqe.imm, 9);
+		URT_CHECK_EQ(cqe.len, len);
+		URT_CHECK(msg_ok(rx, &cqe));
+	} else {
+		URT_CHECK(!"message 9 arrived");
+		dump_counters("tx", tx);
+		dump_counters("rx", rx);
+	}
+	/* Nothing else: no message made of the parked one's tail. */
+	URT_CHECK_EQ(urt_cq_next(rx, &cqe, 500), -ETIMEDOUT);
+	URT_CHECK_EQ(urt_cq_next(tx, &cqe, 100), -ETIMEDOUT);
+}
+
+static void check_reset(void)
+{
+	struct urt_ep tx, rx;
+	uint16_t port;
+	int peer, n;
+
+	printf("reset: a message parked part-way when the receiver restarts\n");
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, 0, 0))
+		return;
+	port = rx.info.addr.port;
+	peer = av_insert(&tx, &rx);
+	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
+	/* rx returns no buffer: nothing is acknowledged, the window fills. */
+	n = fill_window(&tx, peer);
+	usleep(100 * 1000);
+	URT_CHECK(urt_counter(tx.info.debug_id, "tx_data_packets") >= 16);
+
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	if (ep_open(&rx, port, 0, 0))
+		return;
+	av_insert(&rx, &tx);
+	urt_post_all_rx(&rx);
+	/* The retransmissions meet the new life, which makes the sender reset. */
+	expect_failures(&tx, n, -ECONNRESET);
+	expect_only_new(&tx, &rx, peer);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
+static void check_remove(void)
+{
+	struct urt_ep tx, rx;
+	uint16_t port;
+	int peer, n;
+
+	printf("remove: a message parked part-way when its peer is removed\n");
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, 0, 0))
+		return;
+	port = rx.info.addr.port;
+	peer = av_insert(&tx, &rx);
+	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
+	n = fill_window(&tx, peer);
+	usleep(100 * 1000);
+	URT_CHECK_EQ(av_remove(&tx, peer), 0);
+	expect_failures(&tx, n, -ECANCELED);
+
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	if (ep_open(&rx, port, 0, 0))
+		return;
+	av_insert(&rx, &tx);
+	urt_post_all_rx(&rx);
+	/* The lowest free handle: the same one. */
+	URT_CHECK_EQ(av_insert(&tx, &rx), peer);
+	expect_only_new(&tx, &rx, peer);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
+#define NOMEM_ROUNDS 12
+#define NOMEM_BATCH 6
+#define NOMEM_PUTS 3
+
+static void check_nomem(void)
+{
+	static uint8_t target[NOMEM_PUTS * 8 * 9000];
+	struct usnic_rel_reg_mr mr = {
+		.size = sizeof(mr),
+		.addr = (uintptr_t)target,
+		.length = sizeof(target),
+		.access = USNIC_REL_ACCESS_REMOTE_WRITE,
+	};
+	uint32_t mtu, next_rx = 1, id = 1;
+	struct usnic_rel_cqe cqe;
+	struct urt_ep tx, rx;
+	int peer;
+
+	printf("nomem: allocation failures part-way through messages and PUTs\n");
+	/* 8 receive buffers and a 16-entry CQ: one leak and the run stalls. */
+	if (ep_open(&tx, 0, 16, 0) || ep_open(&rx, 0, 16, 8))
+		return;
+	mtu = tx.info.mtu[USNIC_REL_CHAN_DATA];
+	URT_CHECK(mtu <= 9000);
+	peer = av_insert(&tx, &rx);
+	av_insert(&rx, &tx);
+	urt_post_all_rx(&rx);
+	mr.ep_id = rx.info.ep_id;
+	URT_CHECK_EQ(urt_ioctl(rx.fd, USNIC_REL_IOC_REG_MR, &mr), 0);
+	fault_set(&tx, "nomem_every", 3);
+	/* The target's answers to the PUTs too. */
+	fault_set(&rx, "nomem_every", 2);
+
+	for (int round = 0; round < NOMEM_ROUNDS; round++) {
+		uint32_t slot = 64 * 1024, base = id, put_len = 6 * mtu + 11;
+		int pending = NOMEM_BATCH + NOMEM_PUTS;
+		long long end = now_ms() + DEADLINE_MS;
+
+		for (int i = 0; i < NOMEM_BATCH; i++, id++)
+			queue_msg(&tx, USNIC_REL_CHAN_DATA, peer, id, (uint32_t)i * slot,
+				  1 + (id * 7919) % (7 * mtu));
+		for (int i = 0; i < NOMEM_PUTS; i++) {
+			uint32_t off = (uint32_t)(NOMEM_BATCH + i) * slot;
+			struct usnic_rel_sqe sqe = {
+				.opcode = USNIC_REL_OP_PUT,
+				.peer = (uint32_t)peer,
+				.user_ctx = 1000 + (uint64_t)i,
+				.len = put_len,
+				.staging_off = off,
+				.rkey = mr.rkey,
+				.remote_off = (uint64_t)i * put_len,
+			};
+
+			for (uint32_t b = 0; b < put_len; b++)
+				staging(&tx)[off + b] =
+					urt_pattern((uint32_t)round, put_len, b + i);
+			urt_queue_sqe(&tx, USNIC_REL_CHAN_DATA, &sqe);
+		}
+		ring(&tx, USNIC_REL_CHAN_DATA);
+		while (pending > 0 || next_rx < id) {
+			bool progress = false;
+
+			if (now_ms() > end) {
+				URT_CHECK(!"nomem round finished in time");
+				printf("  round %d: %d sends pending, message %u expected\n", round,
+				       pending, next_rx);
+				goto out;
+			}
+			while (cq_take(&tx, &cqe)) {
+				URT_CHECK_EQ(cqe.status, 0);
+				if (cqe.user_ctx < 1000)
+					URT_CHECK(cqe.user_ctx >= base && cqe.user_ctx < id);
+				pending--;
+				progress = true;
+			}
+			while (cq_take(&rx, &cqe)) {
+				URT_CHECK_EQ(cqe.status, 0);
+				URT_CHECK_EQ(cqe.imm, next_rx);
+				URT_CHECK(msg_ok(&rx, &cqe));
+				next_rx++;
+				give_back(&rx, cqe.buf);
+				progress = true;
+			}
+			if (!progress)
+				usleep(500);
+		}
+		for (int i = 0; i < NOMEM_PUTS; i++)
+			for (uint32_t b = 0; b < put_len; b++)
+				if (target[i * put_len + b] !=
+				    urt_pattern((uint32_t)round, put_len, b + i)) {
+					URT_CHECK(!"PUT bytes landed");
+					goto out;
+				}
+	}
+out:
+	printf("  %u messages, %d PUTs; allocations failed: %lld\n", next_rx - 1,
+	       NOMEM_ROUNDS * NOMEM_PUTS, fault_count(&tx, "nomem"));
+	URT_CHECK(fault_count(&tx, "nomem") > 0);
+	URT_CHECK_EQ(next_rx, id);
+	URT_CHECK(fault_count(&rx, "nomem") > 0);
+	fault_set(&tx, "nomem_every", 0);
+	fault_set(&rx, "nomem_every", 0);
+	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
+#define SLOW_MSGS 300
+
+/*
+ * Send SLOW_MSGS small messages to F (and as many to S if @s): returns the
+ * milliseconds until F had them all and their sends completed, or -1.
+ */
+static long long slow_run(struct urt_ep *tx, struct urt_ep *f, uint32_t to_f, uint32_t to_s, bool s)
+{
+	long long start = now_ms(), end = start + DEADLINE_MS;
+	uint32_t sent = 0, got = 0, done = 0;
+	struct usnic_rel_cqe cqe;
+
+	while ((got < SLOW_MSGS || done < SLOW_MSGS) && now_ms() < end) {
+		/* At most 32 of F's at a time: the rings stay small. */
+		while (sent < SLOW_MSGS && sent - got < 32) {
+			if (s)
+				queue_inline(tx, USNIC_REL_CHAN_DATA, to_s, 100000 + sent);
+			queue_inline(tx, USNIC_REL_CHAN_DATA, to_f, sent);
+			sent++;
+		}
+		ring(tx, USNIC_REL_CHAN_DATA);
+		while (cq_take(f, &cqe)) {
+			URT_CHECK_EQ(cqe.status, 0);
+			URT_CHECK_EQ(cqe.imm, got);
+			got++;
+			give_back(f, cqe.buf);
+		}
+		/* F's completions; S's stay outstanding while S is alive. */
+		while (cq_take(tx, &cqe)) {
+			URT_CHECK_EQ(cqe.status, 0);
+			URT_CHECK(cqe.user_ctx < 100000);
+			done++;
+		}
+		usleep(100);
+	}
+	URT_CHECK_EQ(got, SLOW_MSGS);
+	URT_CHECK_EQ(done, SLOW_MSGS);
+	return got == SLOW_MSGS ? now_ms() - start : -1;
+}
+
+static void check_slow(void)
+{
+	long long alone, beside, parked;
+	struct urt_ep tx, f, s;
+	struct usnic_rel_cqe cqe;
+	int to_f, to_s, failed = 0;
+
+	printf("slow: a peer that never returns buffers beside one that does\n");
+	if (ep_open(&tx, 0, 2048, 0) || ep_open(&f, 0, 0, 0) || ep_open(&s, 0, 0, 0))
+		return;
+	to_f = av_insert(&tx, &f);
+	to_s = av_insert(&tx, &s);
+	av_insert(&f, &tx);
+	av_insert(&s, &tx);
+	urt_post_all_rx(&f);
+
+	alone = slow_run(&tx, &f, to_f, to_s, false);
+	beside = slow_run(&tx, &f, to_f, to_s, true);
+	parked = urt_counter(tx.info.debug_id, "tx_parked");
+	printf("  F alone: %lld ms for %d messages; beside S: %lld ms; sends parked on S: %lld\n",
+	       alone, SLOW_MSGS, beside, parked);
+	/* F was served while S lived: not once S was declared dead. */
+	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "peers_dead"), 0);
+	URT_CHECK(parked >= SLOW_MSGS - 16);
+	URT_CHECK_EQ(urt_counter(s.info.debug_id, "rx_messages"), 0);
+
+	/* Everything sent to S completes, with an error, when S is removed. */
+	URT_CHECK_EQ(av_remove(&tx, (uint32_t)to_s), 0);
+	while (failed < SLOW_MSGS && urt_cq_next(&tx, &cqe, 10000) == 0) {
+		URT_CHECK_EQ(cqe.status, -ECANCELED);
+		URT_CHECK(cqe.user_ctx >= 100000);
+		failed++;
+	}
+	URT_CHECK_EQ(failed, SLOW_MSGS);
+	URT_CHECK_EQ(urt_ep_destroy(&s), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&f), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
+#define DB_MSGS 3000
+
+static void check_doorbell(void)
+{
+	struct urt_ep tx, rx;
+	struct usnic_rel_cqe cqe;
+	uint32_t got = 0;
+	long long last = now_ms();
+	int peer, status;
+	pid_t child;
+
+	printf("doorbell: two buffers, DB_RX only when NEED_DOORBELL is seen\n");
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, 0, 2))
+		return;
+	peer = av_insert(&tx, &rx);
+	av_insert(&rx, &tx);
+	fault_set(&tx, "reorder", 200000);
+	urt_post_all_rx(&rx);
+	child = fork();
+	if (child == 0) {
+		/* Only this child's own checks decide its exit status. */
+		urt_failures = 0;
+		uint32_t *head = urt_ring_head(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t *tail = urt_ring_tail(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t done = 0, i = 0;
+		long long end = now_ms() + 4 * DEADLINE_MS;
+
+		/* Completions are taken while ringing: they free the CQ slots sends need. */
+		while (done < DB_MSGS && now_ms() < end) {
+			while (i < DB_MSGS && *tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < 16)
+				queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i++);
+			URT_CHECK(urt_doorbell(&tx, 1U << USNIC_REL_CHAN_DATA) >= 0);
+			while (cq_take(&tx, &cqe)) {
+				URT_CHECK_EQ(cqe.status, 0);
+				done++;
+			}
+			usleep(100);
+		}
+		URT_CHECK_EQ(done, DB_MSGS);
+		_exit(urt_failures ? 1 : 0);
+	}
+	while (got < DB_MSGS && now_ms() - last < 30000) {
+		if (urt_cq_next(&rx, &cqe, 100))
+			continue;
+		URT_CHECK_EQ(cqe.status, 0);
+		URT_CHECK_EQ(cqe.imm, got);
+		got++;
+		last = now_ms();
+		give_back(&rx, cqe.buf);
+	}
+	printf("  %u of %d messages; rx_no_buf %lld\n", got, DB_MSGS,
+	       urt_counter(rx.info.debug_id, "rx_no_buf"));
+	if (got < DB_MSGS) {
+		uint32_t *fr = (uint32_t *)ep_region_hdr(&rx, USNIC_REL_REGION_RX_FREE);
+
+		printf("  rx_free head %u tail %u flags %u\n", fr[0], fr[16], fr[17]);
+		dump_counters("tx", &tx);
+		dump_counters("rx", &rx);
+	}
+	URT_CHECK_EQ(got, DB_MSGS);
+	if (got < DB_MSGS)
+		kill(child, SIGKILL);
+	URT_CHECK_EQ(waitpid(child, &status, 0), child);
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "reset", check_reset }, { "remove", check_remove },	  { "nomem", check_nomem },
+	{ "slow", check_slow },	  { "doorbell", check_doorbell },
+};
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		bool run = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			run |= !strcmp(argv[a], cases[c].name);
+		if (run)
+			cases[c].fn();
+		while (nr_fds)
+			close(dev_fds[--nr_fds]);
+	}
+	return urt_done("vm_delivery");
+}

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test of tagged messaging (usnicrel_msg.h) between real processes on
+ * lo, every protocol (tiny on the command channel, eager on the data
+ * channel, rendezvous by RDMA get):
+ *   order       two ranks; messages of every size from one sender match in
+ *               send order, received late (all unexpected) and pre-posted;
+ *   wildcards   the oldest of specific and wildcard receives wins;
+ *   ssend       a synchronous send completes only once matched, also when
+ *               the match is a matched probe (eager and rendezvous);
+ *   cancel      a posted receive cancels, a matched one does not;
+ *   truncation  -EMSGSIZE with the real length, the stream goes on;
+ *   probe, waitany, zero bytes, and attribute/environment limits;
+ *   alltoall    four ranks, every rank sends every size to every other,
+ *               received with ANY_PEER, per-sender order checked;
+ *   big         one 64 MiB message (far above the channel's max_msg).
+ * Usage: vm_msg_tagged [all|quick|attr|two|alltoall|big]; quick (for the debug kernel)
+ * is one round without the 1 MiB messages.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urt_job.h"
+
+#define NSIZES 11
+static const size_t sizes[NSIZES] = { 0,     1,	    8,	    256, 257,	       5000,
+				      16384, 16385, 100000, 8,	 (1 << 20) + 3 };
+#define MAXSZ ((1 << 20) + 3)
+#define REPS 2
+
+/* "quick" (the debug kernel): one round, nothing above 100000 bytes. */
+static unsigned int nsizes = NSIZES, reps = REPS;
+#define COUNT (nsizes * reps)
+
+static size_t size_of(uint64_t seq)
+{
+	return sizes[seq % nsizes];
+}
+
+/* Payload of message @seq from @rank: distinct per sender and sequence. */
+static void fill(uint8_t *buf, int rank, uint64_t seq)
+{
+	urt_fill(buf, seq * 64 + (uint64_t)rank, (uint32_t)size_of(seq));
+}
+
+static int verify(const uint8_t *buf, int rank, uint64_t seq, size_t len)
+{
+	return urt_verify(buf, seq * 64 + (uint64_t)rank, (uint32_t)len);
+}
+
+static uint8_t *xmalloc(size_t n)
+{
+	uint8_t *p = malloc(n ? n : 1);
+
+	if (!p)
+		exit(3);
+	return p;
+}
+
+/* Send NSIZES * REPS messages of tag @tag to @to, non-blocking, then wait for them all. */
+static void send_all_start(struct urt_job *j, int to, uint64_t tag, uint8_t **bufs,
+			   struct urel_msg_req **reqs)
+{
+	for (unsigned int i = 0; i < COUNT; i++) {
+		bufs[i] = xmalloc(size_of(i));
+		fill(bufs[i], j->rank, i);
+		URT_CHECK_EQ(
+			urel_msg_isend(j->m, j->peer[to], bufs[i], size_of(i), tag, 0, &reqs[i]),
+			0);
+	}
+}
+
+static void send_all_finish(uint8_t **bufs, struct urel_msg_req **reqs)
+{
+	URT_CHECK_EQ(urel_msg_waitall(COUNT, reqs, NULL), 0);
+	for (unsigned int i = 0; i < COUNT; i++) {
+		URT_CHECK(reqs[i] == NULL);
+		free(bufs[i]);
+	}
+}
+
+static void check_msg(struct urt_job *j, const struct urel_msg_status *st, const uint8_t *buf,
+		      int from, uint64_t seq, uint64_t tag)
+{
+	URT_CHECK_EQ(st->error, 0);
+	URT_CHECK_EQ(st->peer, j->peer[from]);
+	URT_CHECK_EQ(st->tag, tag);
+	URT_CHECK_EQ(st->len, size_of(seq));
+	URT_CHECK_EQ(st->received, size_of(seq));
+	if (verify(buf, from, seq, st->len)) {
+		fprintf(stderr,
+			"rank %d: message %llu from %d (%zu bytes) corrupt or out of order\n",
+			j->rank, (unsigned long long)seq, from, st->len);
+		urt_failures++;
+	}
+}
+
+static void t_order(struct urt_job *j)
+{
+	struct urel_msg_req *reqs[NSIZES * REPS];
+	struct urel_msg_status st[NSIZES * REPS];
+	uint8_t *bufs[NSIZES * REPS];
+
+	/* Late receives: everything is unexpected (rendezvous as a request-to-send only). */
+	if (j->rank == 0) {
+		send_all_start(j, 1, 1, bufs, reqs);
+		urt_job_barrier(j);
+		send_all_finish(bufs, reqs);
+	} else {
+		uint8_t *buf = xmalloc(MAXSZ);
+		struct urel_msg_status s;
+
+		urt_job_barrier(j);
+		for (unsigned int i = 0; i < COUNT; i++) {
+			memset(buf, 0, MAXSZ);
+			URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, MAXSZ, 1, 0, &s), 0);
+			check_msg(j, &s, buf, 0, i, 1);
+		}
+		free(buf);
+	}
+	urt_job_barrier(j);
+	/* Pre-posted receives, each buffer exactly the message's size. */
+	if (j->rank == 0) {
+		urt_job_barrier(j);
+		send_all_start(j, 1, 2, bufs, reqs);
+		send_all_finish(bufs, reqs);
+	} else {
+		for (unsigned int i = 0; i < COUNT; i++) {
+			bufs[i] = xmalloc(size_of(i));
+			URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], bufs[i], size_of(i), 2, 0,
+						    &reqs[i]),
+				     0);
+		}
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_waitall(COUNT, reqs, st), 0);
+		for (unsigned int i = 0; i < COUNT; i++) {
+			check_msg(j, &st[i], bufs[i], 0, i, 2);
+			free(bufs[i]);
+		}
+	}
+}
+
+static void t_wildcards(struct urt_job *j)
+{
+	if (j->rank == 0) {
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "a", 1, 0x101), 0);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "b", 1, 0x101), 0);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "c", 1, 0x555), 0);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "d", 1, 0x101), 0);
+	} else {
+		struct urel_msg_req *r[4];
+		struct urel_msg_status st[4];
+		char b[4][2] = { { 0 } };
+
+		/* Oldest first: wildcard, specific, catch-all, then a specific again. */
+		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, b[0], 2, 0x100, 0xff, &r[0]),
+			     0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b[1], 2, 0x101, 0, &r[1]), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, b[2], 2, 0, UINT64_MAX, &r[2]),
+			     0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b[3], 2, 0x101, 0, &r[3]), 0);
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_waitall(4, r, st), 0);
+		URT_CHECK_EQ(b[0][0], 'a');
+		URT_CHECK_EQ(b[1][0], 'b');
+		URT_CHECK_EQ(b[2][0], 'c');
+		URT_CHECK_EQ(b[3][0], 'd');
+		URT_CHECK_EQ(st[2].tag, 0x555);
+		URT_CHECK_EQ(st[0].peer, j->peer[0]);
+	}
+}
+
+/* A synchronous send stays incomplete while the receiver has not matched it. */
+static void t_ssend(struct urt_job *j)
+{
+	static const size_t lens[2] = { 100, 300000 };
+
+	for (int k = 0; k < 2; k++) {
+		size_t len = lens[k];
+
+		if (j->rank == 0) {
+			uint8_t *buf = xmalloc(len);
+			struct urel_msg_req *r;
+			int early = 0;
+
+			urt_fill(buf, 77, (uint32_t)len);
+			URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], buf, len, 0x400,
+						    UREL_MSG_SYNC, &r),
+				     0);
+			/* Ample time for the message to reach rank 1, where nobody receives it. */
+			for (int i = 0; i < 300; i++) {
+				early |= urel_msg_test(r, NULL) != 0;
+				if (early)
+					break;
+				urel_device_wait(j->dev, 2);
+			}
+			URT_CHECK_EQ(early, 0);
+			urt_job_barrier(j); /* rank 1 may now claim */
+			if (!early)
+				URT_CHECK_EQ(urel_msg_wait(r, NULL), 0);
+			free(buf);
+		} else {
+			struct urel_msg_handle *h;
+			struct urel_msg_status st;
+			uint8_t *buf = xmalloc(len);
+
+			urt_job_barrier(j);
+			URT_CHECK_EQ(urel_msg_mprobe(j->m, j->peer[0], 0x400, 0, &h, &st), 0);
+			URT_CHECK_EQ(st.len, len);
+			/* Claimed: no other receive or probe sees it. */
+			URT_CHECK_EQ(urel_msg_iprobe(j->m, UREL_MSG_ANY_PEER, 0, UINT64_MAX, NULL),
+				     0);
+			URT_CHECK_EQ(urel_msg_mrecv(h, buf, len, &st), 0);
+			URT_CHECK_EQ(st.received, len);
+			URT_CHECK_EQ(urt_verify(buf, 77, (uint32_t)len), 0);
+			free(buf);
+		}
+		urt_job_barrier(j);
+	}
+	/* Blocking ssend against a pre-posted receive. */
+	if (j->rank == 0) {
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_ssend(j->m, j->peer[1], "s", 1, 0x401), 0);
+	} else {
+		struct urel_msg_req *r;
+		char c = 0;
+
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], &c, 1, 0x401, 0, &r), 0);
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_wait(r, NULL), 0);
+		URT_CHECK_EQ(c, 's');
+	}
+}
+
+static void t_cancel(struct urt_job *j)
+{
+	if (j->rank == 0) {
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "A", 1, 0x200), 0);
+		/* Matched (the SACK proves it) before rank 1 tries to cancel. */
+		URT_CHECK_EQ(urel_msg_ssend(j->m, j->peer[1], "B", 1, 0x201), 0);
+		urt_job_barrier(j);
+	} else {
+		struct urel_msg_req *r, *r2;
+		struct urel_msg_status st;
+		char c = 0, c2 = 0;
+
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], &c, 1, 0x200, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_cancel(r), 0);
+		URT_CHECK_EQ(urel_msg_cancel(r), -EBUSY);
+		URT_CHECK_EQ(urel_msg_wait(r, &st), -ECANCELED);
+		URT_CHECK_EQ(st.error, -ECANCELED);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], &c2, 1, 0x201, 0, &r2), 0);
+		urt_job_barrier(j);
+		/* The cancelled receive took nothing: a new one gets "A". */
+		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], &c, 1, 0x200, 0, &st), 0);
+		URT_CHECK_EQ(c, 'A');
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_cancel(r2), -EBUSY);
+		URT_CHECK_EQ(urel_msg_wait(r2, NULL), 0);
+		URT_CHECK_EQ(c2, 'B');
+	}
+}
+
+static void t_truncation(struct urt_job *j)
+{
+	static const size_t lens[3] = { 1000, 100000, 8 };
+
+	if (j->rank == 0) {
+		for (int k = 0; k < 3; k++) {
+			uint8_t *buf = xmalloc(lens[k]);
+
+			urt_fill(buf, (uint64_t)k, (uint32_t)lens[k]);
+			URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, lens[k], 0x300), 0);
+			free(buf);
+		}
+	} else {
+		static const size_t caps[3] = { 100, 500, 8 };
+		static const int errs[3] = { -EMSGSIZE, -EMSGSIZE, 0 };
+
+		for (int k = 0; k < 3; k++) {
+			uint8_t *buf = xmalloc(caps[k] + 16);
+			struct urel_msg_status st;
+
+			memset(buf, 0xee, caps[k] + 16);
+			URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, caps[k], 0x300, 0, &st),
+				     errs[k]);
+			URT_CHECK_EQ(st.len, lens[k]);
+			URT_CHECK_EQ(st.received, caps[k]);
+			/* The bytes that fit are the message's first ones; nothing beyond. */
+			for (size_t i = 0; i < caps[k]; i++) {
+				if (buf[i] !=
+				    urt_byte((uint64_t)k, (uint32_t)lens[k], (uint32_t)i)) {
+					URT_CHECK(!"truncated bytes wrong");
+					break;
+				}
+			}
+			URT_CHECK_EQ(buf[caps[k]], 0xee);
+			free(buf);
+		}
+	}
+}
+
+static void t_probe_waitany(struct urt_job *j)
+{
+	if (j->rank == 0) {
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], NULL, 0, 0x501), 0);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], "probe", 5, 0x600), 0);
+	} else {
+		struct urel_msg_req *r[3];
+		struct urel_msg_status st;
+		unsigned int idx = 99;
+		char b[8];
+
+		URT_CHECK_EQ(urel_msg_iprobe(j->m, UREL_MSG_ANY_PEER, 0x600, 0, &st), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, 8, 0x500, 0, &r[0]), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], NULL, 0, 0x501, 0, &r[1]), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, 8, 0x502, 0, &r[2]), 0);
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_waitany(3, r, &idx, &st), 0);
+		URT_CHECK_EQ(idx, 1);
+		URT_CHECK(r[1] == NULL);
+		URT_CHECK_EQ(st.len, 0);
+		URT_CHECK_EQ(urel_msg_cancel(r[0]), 0);
+		URT_CHECK_EQ(urel_msg_cancel(r[2]), 0);
+		URT_CHECK_EQ(urel_msg_waitall(3, r, NULL), -ECANCELED);
+		URT_CHECK_EQ(urel_msg_probe(j->m, j->peer[0], 0x600, 0, &st), 0);
+		URT_CHECK_EQ(st.len, 5);
+		URT_CHECK_EQ(urel_msg_iprobe(j->m, j->peer[0], 0x600, 0, &st), 1);
+		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], b, 8, 0x600, 0, &st), 0);
+		URT_CHECK(!memcmp(b, "probe", 5));
+		URT_CHECK_EQ(urel_msg_iprobe(j->m, j->peer[0], 0x600, 0, &st), 0);
+	}
+}
+
+static void t_two_ranks(struct urt_job *j)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct urt_job *j);
+	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
+		      { "ssend", t_ssend },	      { "cancel", t_cancel },
+		      { "truncation", t_truncation }, { "probe", t_probe_waitany } };
+
+	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		/* Where a hang happened, for the log. */
+		fprintf(stderr, "rank %d: %s\n", j->rank, parts[i].name);
+		parts[i].fn(j);
+		urt_job_barrier(j);
+	}
+}
+
+/* Every rank sends every size to every other; receives take ANY_PEER, half posted late. */
+static void t_alltoall(struct urt_job *j)
+{
+	unsigned int n = COUNT, total = n * (unsigned int)(j->size - 1);
+	struct urel_msg_req **sreq = calloc(total, sizeof(*sreq));
+	struct urel_msg_req **rreq = calloc(total, sizeof(*rreq));
+	uint8_t **sbuf = calloc(total, sizeof(*sbuf)), **rbuf = calloc(total, sizeof(*rbuf));
+	uint64_t next[URT_JOB_MAX] = { 0 };
+	struct urel_msg_status *st = calloc(total, sizeof(*st));
+	unsigned int *done_at = calloc(total, sizeof(*done_at));
+	unsigned int k = 0, idx;
+
+	for (unsigned int i = 0; i < total / 2; i++) {
+		rbuf[i] = xmalloc(MAXSZ);
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]), 0);
+	}
+	urt_job_barrier(j);
+	for (unsigned int i = 0; i < n; i++) {
+		for (int to = 0; to < j->size; to++) {
+			if (to == j->rank)
+				continue;
+			sbuf[k] = xmalloc(size_of(i));
+			fill(sbuf[k], j->rank, i);
+			URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[to], sbuf[k], size_of(i), 7, 0,
+						    &sreq[k]),
+				     0);
+			k++;
+		}
+	}
+	for (unsigned int i = total / 2; i < total; i++) {
+		rbuf[i] = xmalloc(MAXSZ);
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, UREL_MSG_ANY_PEER, rbuf[i], MAXSZ, 7, 0, &rreq[i]), 0);
+	}
+	/* The first half completes in any order (rendezvous ones last)... */
+	for (unsigned int c = 0; c < total / 2; c++) {
+		URT_CHECK_EQ(urel_msg_waitany(total / 2, rreq, &idx, &st[c]), 0);
+		done_at[idx] = c;
+	}
+	URT_CHECK_EQ(urel_msg_waitall(total - total / 2, rreq + total / 2, st + total / 2), 0);
+	for (unsigned int i = total / 2; i < total; i++)
+		done_at[i] = i;
+	/* ...but receives match in posting order, and each sender's messages in its order. */
+	for (unsigned int i = 0; i < total; i++) {
+		const struct urel_msg_status *s = &st[done_at[i]];
+		int from = urt_job_rank_of(j, s->peer);
+
+		URT_CHECK(from >= 0);
+		if (from < 0)
+			break;
+		check_msg(j, s, rbuf[i], from, next[from], 7);
+		next[from]++;
+	}
+	URT_CHECK_EQ(urel_msg_waitall(total, sreq, NULL), 0);
+	for (int r = 0; r < j->size; r++)
+		URT_CHECK_EQ(next[r], r == j->rank ? 0 : n);
+	for (unsigned int i = 0; i < total; i++) {
+		free(sbuf[i]);
+		free(rbuf[i]);
+	}
+	free(st);
+	free(done_at);
+	free(sreq);
+	free(rreq);
+	free(sbuf);
+	free(rbuf);
+}
+
+#define BIG (64u << 20)
+
+static void t_big(struct urt_job *j)
+{
+	uint8_t *buf = xmalloc(BIG);
+	struct urel_msg_status st;
+	long long t0;
+
+	if (j->rank == 0) {
+		urt_fill(buf, 64, BIG);
+		t0 = urt_now_ms();
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, BIG, 0x64), 0);
+		printf("vm_msg_tagged: 64 MiB rendezvous in %lld ms\n", urt_now_ms() - t0);
+	} else {
+		memset(buf, 0, BIG);
+		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, BIG, 0x64, 0, &st), 0);
+		URT_CHECK_EQ(st.len, BIG);
+		URT_CHECK_EQ(st.received, BIG);
+		URT_CHECK_EQ(urt_verify(buf, 64, BIG), 0);
+	}
+	free(buf);
+}
+
+static void check_attr(void)
+{
+	struct urel_msg_attr a = { .tiny_max = 100, .eager_max = 50 }, got;
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	struct urel_device *dev;
+	struct urel_msg *m;
+	struct urel_ep *ep;
+
+	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
+	URT_CHECK_EQ(urel_ep_create(dev, (struct sockaddr *)&sin, sizeof(sin), NULL, &ep), 0);
+	/* Tiny above eager, eager above the data channel: refused. */
+	URT_CHECK_EQ(urel_msg_open(ep, &a, &m), -EINVAL);
+	a = (struct urel_msg_attr){ .eager_max = 1U << 30 };
+	URT_CHECK_EQ(urel_msg_open(ep, &a, &m), -EINVAL);
+	setenv("UREL_MSG_EAGER_MAX", "junk", 1);
+	URT_CHECK_EQ(urel_msg_open(ep, NULL, &m), -EINVAL);
+	setenv("UREL_MSG_EAGER_MAX", "4096", 1);
+	a = (struct urel_msg_attr){ .tiny_max = 64 };
+	URT_CHECK_EQ(urel_msg_open(ep, &a, &m), 0);
+	URT_CHECK_EQ(urel_msg_query(m, &got), 0);
+	URT_CHECK_EQ(got.tiny_max, 64);
+	URT_CHECK_EQ(got.eager_max, 4096);
+	URT_CHECK(got.rndv_chunk > 0 && got.spin > 0);
+	URT_CHECK_EQ(urel_msg_close(m), 0);
+	unsetenv("UREL_MSG_EAGER_MAX");
+	urel_ep_destroy(ep);
+	urel_device_close(dev);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	int all = !strcmp(what, "all"), ret = 0;
+	/* Small limits too: every protocol boundary moves, the same checks hold. */
+	struct urel_msg_attr small = { .tiny_max = 8, .eager_max = 300, .rndv_chunk = 4096 };
+
+	if (!strcmp(what, "quick")) {
+		nsizes = NSIZES - 1;
+		reps = 1;
+	}
+	if (all || !strcmp(what, "quick") || !strcmp(what, "attr"))
+		check_attr();
+	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
+		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
+		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+	}
+	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
+		ret |= urt_job_run(4, NULL, t_alltoall, 500);
+	if (!strcmp(what, "big"))
+		ret |= urt_job_run(2, NULL, t_big, 600);
+	if (ret)
+		urt_failures++;
+	return urt_done("vm_msg_tagged");
+}
