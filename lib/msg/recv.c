@@ -379,8 +379,6 @@ struct urel_msg_probe_wait {
 	struct urel_msg *m;
 	urel_peer_t peer;
 	uint64_t tag, ignore;
-	struct urel_msg_handle **hp;
-	struct urel_msg_status *st;
 };
 
 static bool urel_msg_probe_ready(void *arg)
@@ -397,7 +395,7 @@ static bool urel_msg_probe_ready(void *arg)
 static int urel_msg_probe_block(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
 				struct urel_msg_handle **hp, struct urel_msg_status *st)
 {
-	struct urel_msg_probe_wait w = { m, peer, tag, ignore, hp, st };
+	struct urel_msg_probe_wait w = { m, peer, tag, ignore };
 	int ret;
 
 	for (;;) {

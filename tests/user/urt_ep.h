@@ -222,14 +222,14 @@ static inline int urt_cq_next(struct urt_ep *ep, struct usnic_rel_cqe *cqe, int 
 	}
 }
 
-/* Read counter @name of endpoint @debug_id from debugfs; -1 if missing. */
-static inline long long urt_counter(uint32_t debug_id, const char *name)
+/* Line "@name value" of endpoint @debug_id's debugfs @file; -1 if missing. */
+static inline long long urt_debugfs_value(uint32_t debug_id, const char *file, const char *name)
 {
 	char path[96], key[64];
 	long long val, found = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/counters", debug_id);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/%s", debug_id, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -239,6 +239,18 @@ static inline long long urt_counter(uint32_t debug_id, const char *name)
 	}
 	fclose(f);
 	return found;
+}
+
+/* Counter @name of endpoint @debug_id (debugfs ep<N>/counters); -1 if missing. */
+static inline long long urt_counter(uint32_t debug_id, const char *name)
+{
+	return urt_debugfs_value(debug_id, "counters", name);
+}
+
+/* Line @name of debugfs ep<N>/fault (what fault injection did); -1 if missing. */
+static inline long long urt_fault_count(struct urt_ep *ep, const char *name)
+{
+	return urt_debugfs_value(ep->info.debug_id, "fault", name);
 }
 
 /* Deterministic payload byte @i of message @seq of @len bytes. */

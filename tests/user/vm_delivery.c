@@ -115,23 +115,6 @@ static void fault_set(struct urt_ep *ep, const char *knob, unsigned int val)
 	URT_CHECK_EQ(fclose(f), 0);
 }
 
-static long long fault_count(struct urt_ep *ep, const char *name)
-{
-	char path[96], key[32];
-	long long val, found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault", ep->info.debug_id);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s %lld", key, &val) == 2)
-		if (!strcmp(key, name))
-			found = val;
-	fclose(f);
-	return found;
-}
-
 static uint8_t *staging(struct urt_ep *ep)
 {
 	return ep->region[USNIC_REL_REGION_STAGING];
@@ -484,10 +467,10 @@ static void check_nomem(void)
 	}
 out:
 	printf("  %u messages, %d PUTs; allocations failed: %lld\n", next_rx - 1,
-	       NOMEM_ROUNDS * NOMEM_PUTS, fault_count(&tx, "nomem"));
-	URT_CHECK(fault_count(&tx, "nomem") > 0);
+	       NOMEM_ROUNDS * NOMEM_PUTS, urt_fault_count(&tx, "nomem"));
+	URT_CHECK(urt_fault_count(&tx, "nomem") > 0);
 	URT_CHECK_EQ(next_rx, id);
-	URT_CHECK(fault_count(&rx, "nomem") > 0);
+	URT_CHECK(urt_fault_count(&rx, "nomem") > 0);
 	fault_set(&tx, "nomem_every", 0);
 	fault_set(&rx, "nomem_every", 0);
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);

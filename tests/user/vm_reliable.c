@@ -94,24 +94,6 @@ static int write_file(const char *path, const char *val)
 	return ret;
 }
 
-/* Value of line @name in debugfs ep<N>/fault; -1 if missing. */
-static long long fault_count(struct urt_ep *ep, const char *name)
-{
-	char path[96], key[32];
-	long long val, found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault", ep->info.debug_id);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s %lld", key, &val) == 2)
-		if (!strcmp(key, name))
-			found = val;
-	fclose(f);
-	return found;
-}
-
 static const char *const fault_knobs[] = { "drop", "duplicate", "reorder" };
 static const char *const fault_done[] = { "dropped", "duplicated", "reordered" };
 static int fault_set[3];
@@ -151,7 +133,7 @@ static void setup_faults(struct urt_ep *ep)
 static void check_faults(const char *who, struct urt_ep *ep)
 {
 	for (int k = 0; k < 3; k++) {
-		long long n = fault_count(ep, fault_done[k]);
+		long long n = urt_fault_count(ep, fault_done[k]);
 
 		printf("%s fault %s=%lld\n", who, fault_done[k], n);
 		if (fault_set[k])
