@@ -10,7 +10,13 @@
 #include "conn.h"
 #include "usnic_rel.h"
 
-struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp)
+/*
+ * A packet copy of @ep, with one reference for the caller. The endpoint
+ * counts its live copies (debugfs ep<N>/memory): once every send completed
+ * none may be left, and none at all when the endpoint is freed.
+ */
+struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(struct usnic_rel_ep *ep, u32 len,
+					      gfp_t gfp)
 {
 	struct usnic_rel_txbuf *b = kmalloc(struct_size(b, data, len), gfp);
 
@@ -18,8 +24,20 @@ struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp)
 		return NULL;
 	refcount_set(&b->ref, 1);
 	b->len = len;
+	b->size = struct_size(b, data, len);
 	b->completes = false;
+	atomic_long_inc(&ep->tx_bufs);
+	atomic_long_add(b->size, &ep->tx_buf_bytes);
 	return b;
+}
+
+void usnic_rel_txbuf_put(struct usnic_rel_ep *ep, struct usnic_rel_txbuf *b)
+{
+	if (!b || !refcount_dec_and_test(&b->ref))
+		return;
+	atomic_long_sub(b->size, &ep->tx_buf_bytes);
+	atomic_long_dec(&ep->tx_bufs);
+	kfree(b);
 }
 
 /*
@@ -73,7 +91,7 @@ static void usnic_rel_chan_conn_free(struct usnic_rel_ep *ep,
 	u32 i;
 
 	for (i = 0; i < c->tx.cap; i++)
-		usnic_rel_txbuf_put(c->tx.pkts[i]);
+		usnic_rel_txbuf_put(ep, c->tx.pkts[i]);
 	for (i = 0; i < c->rx.cap; i++)
 		kfree_skb(c->rx.held[i]);
 	usnic_rel_win_bytes(ep, usnic_rel_txwin_bytes(c->tx.cap) +
@@ -422,7 +440,7 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			usnic_rel_conn_post(ep, b, 0);
 			posted = true;
 		}
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 	}
 	if (posted)
 		wake_up_interruptible(&ep->ctx->wq);
@@ -466,7 +484,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 
 			if (b && b->completes)
 				usnic_rel_conn_post(ep, b, status);
-			usnic_rel_txbuf_put(b);
+			usnic_rel_txbuf_put(ep, b);
 		}
 		usnic_rel_txwin_reset(&c->tx, conn->tx_isn[i]);
 		usnic_rel_rx_msg_abort(ep, peer, i, status);

@@ -42,6 +42,7 @@ struct usnic_rel_txbuf {
 	refcount_t ref;
 	u32 len;
 	bool completes;			/* post @cqe once acknowledged */
+	u32 size;			/* allocated, for ep->tx_buf_bytes */
 	struct usnic_rel_cqe cqe;
 	u8 data[];
 };
@@ -164,7 +165,9 @@ bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 
-struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp);
+struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(struct usnic_rel_ep *ep, u32 len,
+					      gfp_t gfp);
+void usnic_rel_txbuf_put(struct usnic_rel_ep *ep, struct usnic_rel_txbuf *b);
 int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan);
 int usnic_rel_conn_rx_grow(struct usnic_rel_peer *peer, unsigned int chan,
 			   u32 seq);
@@ -175,11 +178,6 @@ void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,
 			      struct usnic_rel_chan_conn *c, int status);
 void usnic_rel_rdma_free_chan(struct usnic_rel_chan_conn *c);
 bool usnic_rel_rdma_resp_pending(const struct usnic_rel_conn *conn);
-static inline void usnic_rel_txbuf_put(struct usnic_rel_txbuf *b)
-{
-	if (b && refcount_dec_and_test(&b->ref))
-		kfree(b);
-}
 
 /* handshake.c */
 struct usnic_rel_pkt;

@@ -70,7 +70,8 @@ DEFINE_SHOW_ATTRIBUTE(usnic_rel_peers);
 
 /*
  * What the address vector and the windows cost: peers, the kernel structure
- * of each, the slot arrays of all windows and how many peers have any.
+ * of each, the slot arrays of all windows and how many peers have any, and
+ * the packet copies kept for retransmission (none once all sends completed).
  */
 static int usnic_rel_memory_show(struct seq_file *s, void *unused)
 {
@@ -90,12 +91,14 @@ static int usnic_rel_memory_show(struct seq_file *s, void *unused)
 			}
 	}
 	rcu_read_unlock();
-	seq_printf(s, "peers %lu\npeer_struct_bytes %zu\npeers_with_window_slots %lu\nwindow_bytes %ld\ntx_slots_max %d\nrx_slots_max %d\nwindow_shrinks %lld\n",
+	seq_printf(s, "peers %lu\npeer_struct_bytes %zu\npeers_with_window_slots %lu\nwindow_bytes %ld\ntx_slots_max %d\nrx_slots_max %d\nwindow_shrinks %lld\ntx_buffers %ld\ntx_buffer_bytes %ld\n",
 		   peers, sizeof(struct usnic_rel_peer), active,
 		   atomic_long_read(&ep->win_bytes),
 		   atomic_read(&ep->win_tx_slots_max),
 		   atomic_read(&ep->win_rx_slots_max),
-		   (long long)atomic64_read(&ep->win_shrinks));
+		   (long long)atomic64_read(&ep->win_shrinks),
+		   atomic_long_read(&ep->tx_bufs),
+		   atomic_long_read(&ep->tx_buf_bytes));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_memory);

@@ -55,6 +55,8 @@ static void usnic_rel_ep_release(struct kref *ref)
 	/* Every held skb was freed with the peers, and gave its charge back. */
 	WARN_ON_ONCE(atomic_long_read(&ep->rx_held_bytes));
 	WARN_ON_ONCE(atomic_long_read(&ep->win_bytes));
+	/* Every packet copy went with its window or its batch. */
+	WARN_ON_ONCE(atomic_long_read(&ep->tx_bufs));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
 	mutex_destroy(&ep->tx_lock);

@@ -8,8 +8,10 @@
  * refuses values above 1000000 with -EINVAL. ep<N>/fault_nomem_every = N
  * makes every Nth allocation of the send path (a packet, a parked send, an
  * answer to a one-sided request) fail as if memory were short (0: never).
- * On the receive side, fault_window_nomem makes a receive window's growth
- * fail as if memory ran out. ep<N>/fault counts what was done. Dropped,
+ * On the receive side, fault_window_nomem_next = N makes the next N growths
+ * of a receive window fail as if memory ran out (it reads back how many are
+ * left): exactly N, so that a test knows what it caused. ep<N>/fault counts
+ * what was done. Dropped,
  * duplicated and reordered packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
@@ -98,7 +100,7 @@ bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
 {
 	struct usnic_rel_fault *f = &ep->fault;
 
-	if (!usnic_rel_fault_roll(READ_ONCE(f->window_nomem_ppm)))
+	if (atomic_dec_if_positive(&f->window_nomem_next) < 0)
 		return false;
 	atomic64_inc(&f->window_nomem);
 	return true;
@@ -137,10 +139,26 @@ static int usnic_rel_fault_rate_set(void *data, u64 val)
 	WRITE_ONCE(*(u32 *)data, val);
 	return 0;
 }
+
+static int usnic_rel_fault_next_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int usnic_rel_fault_next_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(data, val);
+	return 0;
+}
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_rate_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_rate_set, "%llu\n");
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_every_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_every_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_next_fops, usnic_rel_fault_next_get,
+			 usnic_rel_fault_next_set, "%llu\n");
 
 static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
@@ -167,9 +185,9 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &f->duplicate_ppm, &usnic_rel_fault_rate_fops);
 	debugfs_create_file_unsafe("fault_reorder", 0600, ep->debugfs,
 				   &f->reorder_ppm, &usnic_rel_fault_rate_fops);
-	debugfs_create_file_unsafe("fault_window_nomem", 0600, ep->debugfs,
-				   &f->window_nomem_ppm,
-				   &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_window_nomem_next", 0600, ep->debugfs,
+				   &f->window_nomem_next,
+				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
 				   &f->nomem_every, &usnic_rel_fault_every_fops);
 	debugfs_create_file("fault", 0444, ep->debugfs, f,

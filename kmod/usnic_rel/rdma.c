@@ -533,7 +533,7 @@ again:
 	if (conn->state != USNIC_REL_CONN_ACTIVE || !r ||
 	    usnic_rel_txwin_full(&c->tx)) {
 		spin_unlock_bh(&conn->lock);
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
 	hlen = usnic_rel_wire_hdr_len(r->type);
@@ -541,10 +541,10 @@ again:
 	if (hlen + frag > room) {
 		/* Allocate where we may sleep, then look again. */
 		spin_unlock_bh(&conn->lock);
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		room = hlen + frag;
 		b = usnic_rel_fault_nomem(ep) ? NULL :
-		    usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
+		    usnic_rel_txbuf_alloc(ep, room, GFP_KERNEL_ACCOUNT);
 		if (!b) {
 			/* The answer stays owed: try again soon. */
 			usnic_rel_send_retry_later(ep);
@@ -570,7 +570,7 @@ again:
 		/* Slots taken but the window has room: grow, look again. */
 		if (ret == -ENOBUFS && !usnic_rel_conn_tx_grow(peer, chan))
 			goto again;
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
 	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
@@ -603,7 +603,7 @@ again:
 	spin_unlock_bh(&conn->lock);
 
 	usnic_rel_xmit(ep, peer, b->data, b->len);
-	usnic_rel_txbuf_put(b);
+	usnic_rel_txbuf_put(ep, b);
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return true;
 }

@@ -117,7 +117,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		advance = frag;
 	}
 	b = usnic_rel_fault_nomem(ep) ? NULL :
-	    usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
+	    usnic_rel_txbuf_alloc(ep, hlen + frag, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	if (sqe->flags & USNIC_REL_SQE_INLINE)
@@ -154,7 +154,7 @@ relock:
 		ret = usnic_rel_conn_tx_grow(peer, chan);
 		if (!ret)
 			goto relock;
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		return ret;
 	}
 	if (ret)
@@ -188,8 +188,8 @@ relock:
 		b->cqe.opcode = sqe->opcode;
 		b->cqe.channel = chan;
 	}
+	/* The window takes the allocation's reference; the batch gets its own. */
 	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
-	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
 	if (!conn->remote_incarnation) {
 		/* Held in the window until the handshake pairs the peer. */
@@ -210,7 +210,7 @@ unlock_abort:
 	usnic_rel_rdma_cur_unlink(cur);
 unlock:
 	spin_unlock_bh(&conn->lock);
-	usnic_rel_txbuf_put(b);
+	usnic_rel_txbuf_put(ep, b);
 	return ret;
 }
 
@@ -635,7 +635,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 
 	for (i = 0; i < n; i++) {
 		usnic_rel_xmit(ep, peer, batch[i]->data, batch[i]->len);
-		usnic_rel_txbuf_put(batch[i]);
+		usnic_rel_txbuf_put(ep, batch[i]);
 	}
 	return more;
 }

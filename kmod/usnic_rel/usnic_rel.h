@@ -210,6 +210,8 @@ struct usnic_rel_ep {
 	atomic_t win_tx_slots_max;	/* most slots a send window had */
 	atomic_t win_rx_slots_max;	/* most slots a receive window had */
 	atomic64_t win_shrinks;		/* windows that gave slots back (reaper) */
+	atomic_long_t tx_bufs;		/* live packet copies (usnic_rel_txbuf) */
+	atomic_long_t tx_buf_bytes;	/* and what they were allocated */
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;
