@@ -3,8 +3,9 @@
 # holds the others back) makes the receiving window hold packets far ahead
 # of the next one expected, so its slots must grow under load; every message
 # still arrives once and in order, and the windows are freed afterwards.
-# Then again with half of the receive window's growths failing as if memory
-# ran out: those packets are dropped unacknowledged and come again.
+# Then again with the first 20 growths of the receive window failing as if
+# memory ran out: exactly those packets are dropped unacknowledged, come
+# again, and the window grows after them.
 # Usage: peercost_reorder.sh [COUNT]
 set -uo pipefail
 count=${1:-3000}
@@ -15,6 +16,6 @@ tc qdisc add dev lo root netem delay 100ms reorder 50% || {
 	exit 1
 }
 "$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count" || status=1
-VM_PEERCOST_WINDOW_NOMEM=500000 "$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count" || status=1
+VM_PEERCOST_WINDOW_NOMEM=20 "$USNIC_REL_BUILD/tests/vm_peercost" reorder "$count" || status=1
 tc qdisc del dev lo root
 exit $status
