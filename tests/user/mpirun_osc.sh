@@ -2,11 +2,13 @@
 # In-VM test: one-sided windows over jobs started by Open MPI's mpirun (PMIx
 # bootstrap): tests/user/osc_job.c on N ranks, ITERS iterations of each
 # contended case. Usage: mpirun_osc.sh "NP ITERS" ... (default: 2 and 3 ranks,
-# short). Every rank checks; mpirun fails if any rank does, and rank 0 prints
+# short), then examples/counter on 3 ranks. Every rank checks; mpirun fails if any rank does, and rank 0 prints
 # the success line only when every rank passed every case.
 set -euo pipefail
 job=${USNIC_REL_BUILD:?}/tests/osc_job
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false
+# osc_job is built with ASan/LSan; libpmix's own leftovers at exit are not ours.
+export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp
 fails=0
 run() {
 	local np=$1 iters=$2 out
@@ -29,5 +31,16 @@ for c in "$@"; do
 	# shellcheck disable=SC2086
 	run $c
 done
+# The example, as a user runs it (built without sanitizers).
+echo "mpirun -np 3 counter 30 7"
+if out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+	"$USNIC_REL_BUILD/examples/counter" 30 7 2>&1) &&
+	grep -q "^counter: 3 ranks, 90 tickets in 7 bins: ok" <<<"$out"; then
+	echo "$out"
+else
+	echo "$out"
+	echo "FAIL: examples/counter"
+	fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] && echo "mpirun_osc: ok"
 exit "$fails"
