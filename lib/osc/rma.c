@@ -116,7 +116,7 @@ static int urel_osc_check(struct urel_win *w, int target, uint64_t disp, uint64_
 	memset(d, 0, sizeof(*d));
 	d->next = w->sync;
 	if (target == UREL_WIN_RANK_NULL) {
-		/* Still only inside an epoch, which it does not open. */
+		/* Still only inside an epoch; it counts as an operation (opens a fence epoch). */
 		return urel_osc_sync_op(&d->next, true) ? UREL_WIN_ERR_SYNC : 1;
 	}
 	if (target < 0 || target >= w->size)
