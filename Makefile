@@ -37,6 +37,7 @@ TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:tools/%.c=$(BUILD)/tools/%)
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/mpi/*.c)))
 PROV_SRCS := $(sort $(wildcard prov/*.c))
 PROV_OBJS := $(PROV_SRCS:%.c=$(BUILD)/%.o)
 
@@ -88,10 +89,15 @@ $(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.s
 
 # Tests link the sanitized library objects statically: ASan and UBSan cover both.
 # The in-VM tests also run the tools and the examples.
-tests: $(TESTS) tools examples prov
+tests: $(TESTS) tools examples prov $(MPI_TESTS)
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread
+
+# MPI programs (tests/mpi/) for the provider's tests, built with Open MPI's mpicc.
+$(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -O2 -g $(WARN) -o $@ $<
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
@@ -193,7 +199,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

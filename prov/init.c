@@ -166,8 +166,8 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 			UREL_FI_REJECT("domain %s\n", d->name);
 		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO)
 			UREL_FI_REJECT("automatic progress (manual only)\n");
-		if (d->cq_data_size)
-			UREL_FI_REJECT("remote CQ data\n");
+		if (d->cq_data_size > UREL_FI_CQ_DATA_SIZE)
+			UREL_FI_REJECT("cq_data_size %zu\n", d->cq_data_size);
 		if (d->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
 			UREL_FI_REJECT("domain caps\n");
 	}
@@ -204,7 +204,7 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	uint64_t caps = h && h->caps ? h->caps : UREL_FI_CAPS;
 
 	/* Asked only for primary caps: add the secondary ones we always have. */
-	caps |= FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	caps |= FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA;
 	if (!(caps & (FI_MSG | FI_TAGGED)))
 		caps |= FI_MSG | FI_TAGGED;
 	if (h && h->caps && !(h->caps & FI_DIRECTED_RECV))
@@ -257,7 +257,7 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0;
 	fi->domain_attr->mr_key_size = 0;
-	fi->domain_attr->cq_data_size = 0;
+	fi->domain_attr->cq_data_size = UREL_FI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 256;
 	fi->domain_attr->ep_cnt = 256;
 	fi->domain_attr->tx_ctx_cnt = 256;

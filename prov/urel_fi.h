@@ -46,7 +46,9 @@
 
 #define UREL_FI_CAPS                                                                               \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |   \
-	 FI_REMOTE_COMM)
+	 FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+/* Remote CQ data rides in the core's 64-bit immediate field. */
+#define UREL_FI_CQ_DATA_SIZE 8
 
 extern struct fi_provider urel_fi_prov;
 

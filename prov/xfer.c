@@ -89,6 +89,10 @@ static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
 		c.e.buf = op->discard || !st->received ? NULL : op->buf;
 		c.e.tag = op->flags & FI_TAGGED ? urel_fi_user_tag(ep, st->tag) : 0;
 		c.src = urel_fi_addr_of(ep, st->peer);
+		/* Every message carries the immediate field: 0 when sent without data. */
+		c.e.data = st->data;
+		if (ep->caps & FI_REMOTE_CQ_DATA)
+			c.e.flags |= FI_REMOTE_CQ_DATA;
 	}
 	if (err) {
 		c.err = urel_fi_errno(err);
@@ -152,7 +156,8 @@ static ssize_t urel_fi_ret(int ret)
 }
 
 static ssize_t urel_fi_send(struct urel_fi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-			    uint64_t bits, void *context, uint64_t flags, bool tagged)
+			    uint64_t bits, uint64_t data, void *context, uint64_t flags,
+			    bool tagged)
 {
 	bool report = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	struct urel_fi_op *op;
@@ -196,8 +201,8 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const void *buf, size_t len, 
 		memcpy(op->bounce, buf, len);
 		buf = op->bounce;
 	}
-	ret = urel_msg_isend(ep->m, peer, buf, len, bits,
-			     flags & UREL_FI_SYNC_FLAGS ? UREL_MSG_SYNC : 0, &op->req);
+	ret = urel_msg_isend_data(ep->m, peer, buf, len, bits, flags & FI_REMOTE_CQ_DATA ? data : 0,
+				  flags & UREL_FI_SYNC_FLAGS ? UREL_MSG_SYNC : 0, &op->req);
 	if (ret) {
 		free(op->bounce);
 		free(op);
@@ -238,6 +243,9 @@ static ssize_t urel_fi_peek(struct urel_fi_ep *ep, urel_peer_t peer, uint64_t bi
 		c.e.len = st.len;
 		c.e.tag = cflags & FI_TAGGED ? urel_fi_user_tag(ep, st.tag) : 0;
 		c.src = urel_fi_addr_of(ep, st.peer);
+		c.e.data = st.data;
+		if (ep->caps & FI_REMOTE_CQ_DATA)
+			c.e.flags |= FI_REMOTE_CQ_DATA;
 	}
 	if (ret && (flags & FI_DISCARD)) {
 		struct urel_fi_op *op = urel_fi_op_new(context, FI_RECV, NULL, false);
@@ -404,7 +412,8 @@ static ssize_t urel_fi_msg_send(struct fid_ep *fid, const void *buf, size_t len,
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, context, ep->tx_flags, false);
+	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
+			    false);
 }
 
 static ssize_t urel_fi_msg_sendv(struct fid_ep *fid, const struct iovec *iov, void **desc,
@@ -417,7 +426,8 @@ static ssize_t urel_fi_msg_sendv(struct fid_ep *fid, const struct iovec *iov, vo
 	(void)desc;
 	if (urel_fi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
-	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, context, ep->tx_flags, false);
+	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
+			    false);
 }
 
 static ssize_t urel_fi_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg, uint64_t flags)
@@ -425,32 +435,33 @@ static ssize_t urel_fi_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
 	size_t len;
 	void *buf;
 
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_EOPNOTSUPP;
 	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
 	return urel_fi_send(urel_fi_ep_of(fid), buf, len, msg->addr, UREL_FI_UNTAGGED_BIT,
-			    msg->context, flags, false);
+			    msg->data, msg->context, flags, false);
 }
 
 static ssize_t urel_fi_msg_inject(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, NULL,
+	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, NULL,
 			    FI_INJECT, false);
 }
 
 static ssize_t urel_fi_msg_senddata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
 				    uint64_t data, fi_addr_t dest, void *context)
 {
-	(void)fid, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)context;
-	return -FI_EOPNOTSUPP;
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, data, context,
+			    ep->tx_flags | FI_REMOTE_CQ_DATA, false);
 }
 
 static ssize_t urel_fi_msg_injectdata(struct fid_ep *fid, const void *buf, size_t len,
 				      uint64_t data, fi_addr_t dest)
 {
-	(void)fid, (void)buf, (void)len, (void)data, (void)dest;
-	return -FI_EOPNOTSUPP;
+	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, data, NULL,
+			    FI_INJECT | FI_REMOTE_CQ_DATA, false);
 }
 
 struct fi_ops_msg urel_fi_msg_ops = {
@@ -509,7 +520,7 @@ static ssize_t urel_fi_t_send(struct fid_ep *fid, const void *buf, size_t len, v
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, tag, context, ep->tx_flags, true);
+	return urel_fi_send(ep, buf, len, dest, tag, 0, context, ep->tx_flags, true);
 }
 
 static ssize_t urel_fi_t_sendv(struct fid_ep *fid, const struct iovec *iov, void **desc,
@@ -522,7 +533,7 @@ static ssize_t urel_fi_t_sendv(struct fid_ep *fid, const struct iovec *iov, void
 	(void)desc;
 	if (urel_fi_one_iov(iov, count, &buf, &len))
 		return -FI_EINVAL;
-	return urel_fi_send(ep, buf, len, dest, tag, context, ep->tx_flags, true);
+	return urel_fi_send(ep, buf, len, dest, tag, 0, context, ep->tx_flags, true);
 }
 
 static ssize_t urel_fi_t_sendmsg(struct fid_ep *fid, const struct fi_msg_tagged *msg,
@@ -531,33 +542,33 @@ static ssize_t urel_fi_t_sendmsg(struct fid_ep *fid, const struct fi_msg_tagged 
 	size_t len;
 	void *buf;
 
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_EOPNOTSUPP;
 	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
 		return -FI_EINVAL;
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, msg->addr, msg->tag, msg->context, flags,
-			    true);
+	return urel_fi_send(urel_fi_ep_of(fid), buf, len, msg->addr, msg->tag, msg->data,
+			    msg->context, flags, true);
 }
 
 static ssize_t urel_fi_t_inject(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
 				uint64_t tag)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, tag, NULL, FI_INJECT, true);
+	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, tag, 0, NULL, FI_INJECT, true);
 }
 
 static ssize_t urel_fi_t_senddata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
 				  uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
 {
-	(void)fid, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)tag;
-	(void)context;
-	return -FI_EOPNOTSUPP;
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	return urel_fi_send(ep, buf, len, dest, tag, data, context,
+			    ep->tx_flags | FI_REMOTE_CQ_DATA, true);
 }
 
 static ssize_t urel_fi_t_injectdata(struct fid_ep *fid, const void *buf, size_t len, uint64_t data,
 				    fi_addr_t dest, uint64_t tag)
 {
-	(void)fid, (void)buf, (void)len, (void)data, (void)dest, (void)tag;
-	return -FI_EOPNOTSUPP;
+	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, tag, data, NULL,
+			    FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 struct fi_ops_tagged urel_fi_tagged_ops = {
