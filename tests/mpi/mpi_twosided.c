@@ -250,12 +250,19 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size >= 2 && size <= 64, "needs 2 to 64 ranks, not %d", size);
+	/* A barrier between tests: a wildcard receive must not take the next test's messages. */
 	test_ring();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_nonblocking();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_wildcards();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_probe();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_ssend();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_cancel_truncate();
+	MPI_Barrier(MPI_COMM_WORLD);
 	test_collective();
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!rank)
