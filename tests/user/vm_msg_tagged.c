@@ -347,19 +347,22 @@ static void t_data(struct urt_job *j)
 	static const uint64_t data[4] = { 0x0123456789abcdefULL, 1, UINT64_MAX, 0 };
 
 	if (j->rank == 0) {
-		for (int k = 0; k < 4; k++) {
-			uint8_t *buf = xmalloc(lens[k]);
-			struct urel_msg_req *r;
+		struct urel_msg_req *r[4];
+		uint8_t *buf[4];
 
-			urt_fill(buf, (uint64_t)k, (uint32_t)lens[k]);
-			URT_CHECK_EQ(k < 3 ? urel_msg_isend_data(j->m, j->peer[1], buf, lens[k],
-								 0x700 + k, data[k], 0, &r)
-					   : urel_msg_isend(j->m, j->peer[1], buf, lens[k],
-							    0x700 + k, 0, &r),
+		/* Non-blocking: the receiver probes the third before taking any. */
+		for (int k = 0; k < 4; k++) {
+			buf[k] = xmalloc(lens[k]);
+			urt_fill(buf[k], (uint64_t)k, (uint32_t)lens[k]);
+			URT_CHECK_EQ(k < 3 ? urel_msg_isend_data(j->m, j->peer[1], buf[k], lens[k],
+								 0x700 + k, data[k], 0, &r[k])
+					   : urel_msg_isend(j->m, j->peer[1], buf[k], lens[k],
+							    0x700 + k, 0, &r[k]),
 				     0);
-			URT_CHECK_EQ(urel_msg_wait(r, NULL), 0);
-			free(buf);
 		}
+		URT_CHECK_EQ(urel_msg_waitall(4, r, NULL), 0);
+		for (int k = 0; k < 4; k++)
+			free(buf[k]);
 	} else {
 		struct urel_msg_status st;
 
