@@ -26,7 +26,7 @@ run() {
 		fails=$((fails + 1))
 	}
 }
-[ $# -gt 0 ] || set -- "2 20" "3 10"
+[ $# -gt 0 ] || set -- "2 10" "3 5"
 for c in "$@"; do
 	# shellcheck disable=SC2086
 	run $c
