@@ -1,6 +1,6 @@
 #!/bin/bash
 # In-VM test: unmodified Open MPI runs tests/mpi/mpi_twosided.c (built with
-# mpicc) over its OFI MTL and the urel provider, on 2 and 4 ranks; the
+# mpicc) over its OFI MTL and the urel provider, on 2, 4 and 8 ranks; the
 # program checks every result and aborts the job on any failure. The
 # provider's own log (FI_LOG_LEVEL=info) must show that urel carried it.
 set -euo pipefail
@@ -31,5 +31,6 @@ run() {
 }
 run 2
 run 4
+run 8
 [ "$fails" -eq 0 ] && echo "mpi_urel: ok"
 exit "$fails"
