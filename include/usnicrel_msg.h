@@ -41,12 +41,18 @@ struct urel_msg_handle; /* a message taken off the queue by a matched probe */
  * channel [UREL_MSG_EAGER_MAX], larger ones by rendezvous: the receiver
  * reads them with RDMA gets of @rndv_chunk bytes [UREL_MSG_RNDV_CHUNK].
  * Blocking calls poll @spin times before they sleep [UREL_MSG_SPIN].
+ * While a request waits on a peer (a send for its receiver's answer, a
+ * receive naming it, a rendezvous read), progress sends that peer a
+ * keepalive every @keepalive_ms milliseconds [UREL_MSG_KEEPALIVE_MS], so
+ * that a peer that died is found by the kernel (usnic_rel(4): retry_limit,
+ * stall_timeout_ms) even when nothing else is sent to it.
  */
 struct urel_msg_attr {
 	uint32_t tiny_max;
 	uint32_t eager_max;
 	uint32_t rndv_chunk;
 	uint32_t spin;
+	uint32_t keepalive_ms;
 };
 
 /* What a completed receive (or a probe) found. */
@@ -55,7 +61,7 @@ struct urel_msg_status {
 	uint64_t tag; /* the message's match bits */
 	size_t len; /* the message's length as sent */
 	size_t received; /* bytes placed in the receive buffer */
-	int error; /* 0, -EMSGSIZE (buffer too small), -ECANCELED, or a transport error */
+	int error; /* 0, -EMSGSIZE (buffer too small), -ECANCELED, or a peer failure */
 };
 
 /* Send flag: complete only once a receive has matched the message (MPI_Ssend). */
@@ -67,7 +73,12 @@ struct urel_msg_status {
  */
 int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr, struct urel_msg **mp);
 
-/* Stop; outstanding requests are freed and never complete. */
+/*
+ * Stop. First waits until the kernel has finished every send and read the
+ * context started (delivered, or failed with its peer), so that messages
+ * already sent are not lost when the process exits; then outstanding
+ * requests are freed and never complete.
+ */
 int urel_msg_close(struct urel_msg *m);
 
 /* The limits in effect. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../internal.h"
 #include "msg.h"
@@ -15,6 +16,7 @@
 #define UREL_MSG_EAGER_DEFAULT 16384U
 #define UREL_MSG_RNDV_CHUNK_DEFAULT (256U * 1024)
 #define UREL_MSG_SPIN_DEFAULT 200U
+#define UREL_MSG_KEEPALIVE_DEFAULT 1000U
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
@@ -50,6 +52,32 @@ static int urel_msg_env(const char *name, uint32_t *field)
 	return 0;
 }
 
+/* Guards every sink's m, so a completion never reaches a closed context. */
+static pthread_mutex_t urel_msg_sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void urel_msg_sink_put(struct urel_msg_sink *s)
+{
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(s);
+}
+
+/* A send of ours finished; one that failed means its peer did. */
+static void urel_msg_sent(struct urel_request *cr, const struct urel_completion *c)
+{
+	struct urel_msg_sink *s = (struct urel_msg_sink *)cr;
+
+	if (c->status) {
+		pthread_mutex_lock(&urel_msg_sink_lock);
+		if (s->m) {
+			pthread_mutex_lock(&s->m->lock);
+			urel_msg_peer_failed(s->m, c->peer, c->status);
+			pthread_mutex_unlock(&s->m->lock);
+		}
+		pthread_mutex_unlock(&urel_msg_sink_lock);
+	}
+	urel_msg_sink_put(s);
+}
+
 static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 			   struct urel_msg_attr *out)
 {
@@ -64,7 +92,8 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	if (urel_msg_env("UREL_MSG_TINY_MAX", &out->tiny_max) ||
 	    urel_msg_env("UREL_MSG_EAGER_MAX", &out->eager_max) ||
 	    urel_msg_env("UREL_MSG_RNDV_CHUNK", &out->rndv_chunk) ||
-	    urel_msg_env("UREL_MSG_SPIN", &out->spin))
+	    urel_msg_env("UREL_MSG_SPIN", &out->spin) ||
+	    urel_msg_env("UREL_MSG_KEEPALIVE_MS", &out->keepalive_ms))
 		return -EINVAL;
 	cmd_max = info.max_msg[UREL_CHAN_CMD] - UREL_MSG_EAGER_HDR;
 	data_max = info.max_msg[UREL_CHAN_DATA] - UREL_MSG_EAGER_HDR;
@@ -79,6 +108,8 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 					  : info.staging_size / 4;
 	if (!out->spin)
 		out->spin = UREL_MSG_SPIN_DEFAULT;
+	if (!out->keepalive_ms)
+		out->keepalive_ms = UREL_MSG_KEEPALIVE_DEFAULT;
 	/* Every size class must fit its channel; a chunk must fit the staging area. */
 	if (out->tiny_max > cmd_max || out->eager_max > data_max ||
 	    out->tiny_max > out->eager_max || out->rndv_chunk > info.staging_size)
@@ -101,6 +132,14 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_msg_limits(ep, attr, &m->attr);
 	if (ret)
 		goto err_free;
+	m->sink = calloc(1, sizeof(*m->sink));
+	if (!m->sink) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	m->sink->r.complete = urel_msg_sent;
+	m->sink->m = m;
+	m->sink->refs = 1;
 	ret = urel_match_init(&m->match);
 	if (ret)
 		goto err_free;
@@ -120,6 +159,7 @@ err_match:
 	pthread_mutex_destroy(&m->lock);
 	urel_match_fini(&m->match);
 err_free:
+	free(m->sink);
 	free(m);
 	return ret;
 }
@@ -129,6 +169,12 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	if (!m)
 		return -EINVAL;
 	urel_am_unregister(m->am, UREL_AM_MSG);
+	/* An endpoint the kernel gave up on finishes nothing more: free what is left. */
+	urel_msg_drain(m);
+	pthread_mutex_lock(&urel_msg_sink_lock);
+	m->sink->m = NULL;
+	pthread_mutex_unlock(&urel_msg_sink_lock);
+	urel_msg_sink_put(m->sink);
 	urel_am_put(m->am);
 	pthread_mutex_lock(&m->lock);
 	while (m->pend) {
@@ -229,7 +275,13 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 		{ .iov_base = (void *)p->data, .iov_len = p->dlen },
 	};
 
-	return urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, 0, NULL, 0);
+	int ret;
+
+	__atomic_add_fetch(&m->sink->refs, 1, __ATOMIC_RELAXED);
+	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, 0, &m->sink->r, 0);
+	if (ret)
+		urel_msg_sink_put(m->sink);
+	return ret;
 }
 
 /* Post now, or queue behind sends already waiting for room; under m->lock. */
@@ -245,6 +297,10 @@ int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const
 	struct urel_msg_pending *p;
 	int ret;
 
+	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
+
+	if (pp && pp->err)
+		return pp->err;
 	memcpy(tmp.hdr, hdr, hlen);
 	if (!m->pend) {
 		ret = urel_msg_post_now(m, &tmp);
@@ -253,6 +309,8 @@ int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const
 				urel_msg_complete(done_req);
 			return 0;
 		}
+		if (urel_msg_peer_fatal(ret))
+			urel_msg_peer_failed(m, peer, ret);
 		if (!urel_msg_full(ret))
 			return ret;
 	}
@@ -277,14 +335,99 @@ static void urel_msg_flush_pending(struct urel_msg *m)
 
 		if (urel_msg_full(ret))
 			break;
+		m->pend = p->next;
+		if (!m->pend)
+			m->pend_tail = NULL;
+		if (urel_msg_peer_fatal(ret))
+			urel_msg_peer_failed(m, p->peer, ret);
 		if (p->done_req) {
 			p->done_req->st.error = ret;
 			urel_msg_complete(p->done_req);
 		}
-		m->pend = p->next;
-		if (!m->pend)
-			m->pend_tail = NULL;
 		free(p);
+	}
+}
+
+/* Errors of a send or read that mean the peer is gone for good. */
+bool urel_msg_peer_fatal(int err)
+{
+	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET ||
+	       err == -ECANCELED;
+}
+
+/*
+ * @peer failed: a message to it was lost, so its stream is broken for good.
+ * Everything that waits on it completes with @err, and so do receives from
+ * any source (the message they wait for may have been the peer's); later
+ * sends to it and receives naming it fail at once. Under m->lock.
+ */
+void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err)
+{
+	struct urel_msg_pending **pp = &m->pend, *p;
+	struct urel_msg_peer *mp = urel_msg_peer(m, peer);
+
+	if (!mp || mp->err)
+		return;
+	mp->err = err;
+	m->peers_failed++;
+	m->pend_tail = NULL;
+	while ((p = *pp)) {
+		if (p->peer != peer) {
+			m->pend_tail = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (p->done_req) {
+			p->done_req->st.error = err;
+			urel_msg_complete(p->done_req);
+		}
+		free(p);
+	}
+	urel_msg_fail_sends(m, peer, err);
+	urel_msg_fail_recvs(m, peer, err);
+}
+
+static uint64_t urel_msg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool urel_msg_waits_on(const struct urel_msg *m, urel_peer_t peer)
+{
+	for (const struct urel_msg_req *r = m->waiting.head; r; r = r->next) {
+		if (r->peer == peer)
+			return true;
+	}
+	for (const struct urel_msg_req *r = m->reading.head; r; r = r->next) {
+		if (r->st.peer == peer)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A request waiting on a peer that died would wait forever if nothing is
+ * sent to it: the kernel finds a dead peer only by its missing ACKs. So
+ * every keepalive_ms, each peer something waits on gets a PING. Under m->lock.
+ */
+static void urel_msg_keepalive(struct urel_msg *m)
+{
+	uint64_t now = urel_msg_now_ms();
+
+	if (now - m->last_ping_ms < m->attr.keepalive_ms)
+		return;
+	m->last_ping_ms = now;
+	for (urel_peer_t i = 1; i < m->npeers; i++) {
+		struct urel_msg_peer *pp = m->peers[i];
+
+		if (!pp || pp->err || (!pp->posted && !urel_msg_waits_on(m, i)))
+			continue;
+		if (urel_msg_send_ctl(m, i, UREL_MSG_OP_PING, 0, 0))
+			m->dropped++;
 	}
 }
 
@@ -298,8 +441,39 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	pthread_mutex_lock(&m->lock);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
+	urel_msg_keepalive(m);
 	pthread_mutex_unlock(&m->lock);
 	return n;
+}
+
+/*
+ * Progress until the kernel finished every send and read of ours
+ * (delivered, or failed with its peer, which it declares dead in bounded
+ * time). Returns 0, or the error that stopped the endpoint.
+ */
+int urel_msg_drain(struct urel_msg *m)
+{
+	for (;;) {
+		bool busy;
+		int n;
+
+		/* No new reads: a receive still reading stays unfinished. */
+		pthread_mutex_lock(&m->lock);
+		urel_msg_flush_pending(m);
+		busy = m->pend || m->gets ||
+		       __atomic_load_n(&m->sink->refs, __ATOMIC_ACQUIRE) > 1;
+		pthread_mutex_unlock(&m->lock);
+		if (!busy)
+			return 0;
+		n = urel_ep_progress(m->ep, 0);
+		if (n < 0)
+			return n;
+		if (!n) {
+			n = urel_device_wait(m->dev, UREL_MSG_RETRY_MS);
+			if (n < 0 && n != -EINTR)
+				return n;
+		}
+	}
 }
 
 /* Progress until @ready (called under m->lock) says so: spin a while, then sleep on the fd. */

@@ -7,6 +7,8 @@
  *   RTS    tag, sreq, length, rkey       (rendezvous: the receiver reads by RDMA get)
  *   SACK   sreq                          (a synchronous eager send matched)
  *   FIN    sreq, status                  (the receiver finished its gets)
+ *   PING   0                             (keepalive: draws the peer's ACK, so
+ *                                         a dead peer is found by the kernel)
  * EAGER and RTS carry the per-peer message sequence in the header's seq:
  * the two channels are each in order but not with each other, so the
  * receiver holds early arrivals until their turn and matches in send order.
@@ -30,7 +32,8 @@ enum {
 	UREL_MSG_OP_EAGER = 1,
 	UREL_MSG_OP_RTS,
 	UREL_MSG_OP_SACK,
-	UREL_MSG_OP_FIN
+	UREL_MSG_OP_FIN,
+	UREL_MSG_OP_PING
 };
 #define UREL_MSG_F_SYNC (1U << 0)
 
@@ -53,6 +56,19 @@ struct urel_msg_peer {
 	uint32_t tx_seq; /* sequence of our next EAGER or RTS */
 	uint32_t rx_next; /* sequence the next matched message must carry */
 	struct urel_msg_early *early; /* ascending distance from rx_next */
+	uint32_t posted; /* receives naming this peer still posted */
+	int err; /* sticky: the peer failed (dead, restarted or removed) */
+};
+
+/*
+ * The context of every send the layer posts: its completion reports a
+ * message the peer never acknowledged. Outlives the context while the core
+ * still holds sends that point to it.
+ */
+struct urel_msg_sink {
+	struct urel_request r; /* first: the core hands it back */
+	struct urel_msg *m; /* NULL once closed; under urel_msg_sink_lock */
+	unsigned long refs; /* atomic: the context's own, plus one per send in flight */
 };
 
 /* A message nobody has matched yet; after a matched probe, its handle. */
@@ -122,6 +138,11 @@ struct urel_msg {
 	struct urel_msg_pending *pend, *pend_tail;
 	uint64_t next_id;
 	uint64_t dropped; /* malformed or unexpected protocol messages */
+	struct urel_msg_sink *sink;
+	unsigned int gets; /* RDMA gets in flight, all receives */
+	uint64_t last_ping_ms; /* keepalives last sent */
+	int fail_err; /* the error urel_msg_fail_recvs() hands out */
+	uint64_t peers_failed;
 };
 
 /* ctx.c */
@@ -133,6 +154,9 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 void urel_msg_put64(unsigned char *p, uint64_t v);
+void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
+bool urel_msg_peer_fatal(int err);
+int urel_msg_drain(struct urel_msg *m);
 uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
@@ -141,11 +165,13 @@ void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int st
 int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
 		      int status);
 void urel_msg_free_sends(struct urel_msg *m);
+void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err);
 
 /* recv.c */
 void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
 		    const void *payload, size_t len);
 void urel_msg_pump(struct urel_msg *m);
 void urel_msg_free_recvs(struct urel_msg *m);
+void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
 
 #endif /* UREL_MSG_MSG_H */

@@ -24,14 +24,21 @@ static uint32_t urel_msg_src(urel_peer_t peer)
 	return peer == UREL_MSG_ANY_PEER ? UREL_MATCH_ANY_SRC : peer;
 }
 
-/* The receiver is done reading: tell the sender, complete. Under m->lock. */
+/* The sticky failure of @peer, 0 while it is alive. Under m->lock. */
+static int urel_msg_peer_err(const struct urel_msg *m, urel_peer_t peer)
+{
+	return peer && peer < m->npeers && m->peers[peer] ? m->peers[peer]->err : 0;
+}
+
+/* The receiver is done reading: tell the sender (if it lives), complete. Under m->lock. */
 static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 {
 	urel_msg_list_del(&m->reading, r);
 	r->st.received = r->landed;
 	if (r->gerr)
 		r->st.error = r->gerr;
-	if (urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
+	if (!urel_msg_peer_err(m, r->st.peer) &&
+	    urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
 		m->dropped++;
 	urel_msg_complete(r);
 }
@@ -44,11 +51,14 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 
 	pthread_mutex_lock(&m->lock);
 	r->gets--;
+	m->gets--;
 	if (c->status && !r->gerr)
 		r->gerr = c->status;
 	else if (!c->status)
 		r->landed += c->len;
-	if (!r->gets && (r->gerr || r->landed == r->want))
+	if (urel_msg_peer_fatal(c->status))
+		urel_msg_peer_failed(m, r->st.peer, c->status);
+	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
 	pthread_mutex_unlock(&m->lock);
 	free(g);
@@ -81,6 +91,7 @@ static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 		}
 		r->posted += n;
 		r->gets++;
+		m->gets++;
 	}
 	if (!r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
@@ -117,6 +128,12 @@ static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
 	r->sreq = u->sreq;
 	r->rkey = u->rkey;
 	r->want = u->len < r->cap ? u->len : r->cap;
+	if (urel_msg_peer_err(m, u->peer)) {
+		/* Its sender is gone: nothing to read from. */
+		r->st.error = urel_msg_peer_err(m, u->peer);
+		urel_msg_complete(r);
+		return;
+	}
 	urel_msg_list_add(&m->reading, r);
 	urel_msg_rndv_post(m, r);
 }
@@ -142,6 +159,8 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		u.len = len;
 	}
 	e = urel_match_incoming(&m->match, peer, u.e.bits);
+	if (e && e->src != UREL_MATCH_ANY_SRC)
+		m->peers[peer]->posted--;
 	if (e) {
 		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
 		return;
@@ -178,6 +197,8 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 		return len == 8;
 	case UREL_MSG_OP_FIN:
 		return len == 16;
+	case UREL_MSG_OP_PING:
+		return len == 8;
 	default:
 		return false;
 	}
@@ -228,8 +249,11 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		urel_msg_on_fin(m, c->peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
 		goto out;
 	}
+	if (h->op == UREL_MSG_OP_PING)
+		goto out;
 	pp = urel_msg_peer(m, c->peer);
-	if (!pp) {
+	if (!pp || pp->err) {
+		/* A failed peer's stream broke: what it still sends cannot be ordered. */
 		m->dropped++;
 		goto out;
 	}
@@ -275,6 +299,7 @@ static void urel_msg_take(struct urel_msg *m, struct urel_msg_req *r, struct ure
 UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len,
 			    uint64_t tag, uint64_t ignore, struct urel_msg_req **reqp)
 {
+	struct urel_msg_peer *pp = NULL;
 	struct urel_match_entry *e;
 	struct urel_msg_req *r;
 	int ret = 0;
@@ -288,7 +313,16 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
 	if (e) {
 		urel_msg_take(m, r, (struct urel_msg_handle *)e);
+	} else if (peer != UREL_MSG_ANY_PEER && !(pp = urel_msg_peer(m, peer))) {
+		ret = -ENOMEM;
+	} else if (peer != UREL_MSG_ANY_PEER && pp->err) {
+		/* Nothing more will come from a failed peer. */
+		r->st.peer = peer;
+		r->st.error = pp->err;
+		urel_msg_complete(r);
 	} else {
+		if (pp)
+			pp->posted++;
 		r->e.src = urel_msg_src(peer);
 		r->e.bits = tag;
 		r->e.ignore = ignore;
@@ -296,8 +330,12 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 		urel_match_post(&m->match, &r->e);
 	}
 	pthread_mutex_unlock(&m->lock);
+	if (ret) {
+		free(r);
+		return ret;
+	}
 	*reqp = r;
-	return ret;
+	return 0;
 }
 
 UREL_API int urel_msg_cancel(struct urel_msg_req *r)
@@ -310,6 +348,8 @@ UREL_API int urel_msg_cancel(struct urel_msg_req *r)
 	m = r->m;
 	pthread_mutex_lock(&m->lock);
 	if (urel_match_remove(&m->match, &r->e)) {
+		if (r->e.src != UREL_MATCH_ANY_SRC)
+			m->peers[r->e.src]->posted--;
 		r->st.error = -ECANCELED;
 		urel_msg_complete(r);
 		ret = 0;
@@ -347,6 +387,7 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 		urel_msg_probe_status(u, st);
 		if (hp) {
 			/* Claimed: the match happened here, a synchronous sender may go on. */
+			/* (SACK to a failed peer is refused, harmlessly.) */
 			if (u->flags & UREL_MSG_F_SYNC && u->op == UREL_MSG_OP_EAGER) {
 				if (urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
 					m->dropped++;
@@ -355,8 +396,10 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 			*hp = u;
 		}
 	}
+	/* Nothing from a failed peer is still to come. */
+	ret = !e && peer != UREL_MSG_ANY_PEER ? urel_msg_peer_err(m, peer) : 0;
 	pthread_mutex_unlock(&m->lock);
-	return e ? 1 : 0;
+	return ret ? ret : e ? 1 : 0;
 }
 
 UREL_API int urel_msg_iprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
@@ -450,6 +493,36 @@ UREL_API int urel_msg_mrecv(struct urel_msg_handle *h, void *buf, size_t len,
 	int ret = urel_msg_imrecv(h, buf, len, &r);
 
 	return ret ? ret : urel_msg_wait(r, st);
+}
+
+static void urel_msg_fail_posted(void *arg, struct urel_match_entry *e)
+{
+	struct urel_msg_req *r = (struct urel_msg_req *)e;
+	struct urel_msg *m = arg;
+
+	if (e->src != UREL_MATCH_ANY_SRC)
+		m->peers[e->src]->posted--;
+	r->st.error = m->fail_err;
+	urel_msg_complete(r);
+}
+
+/* @peer failed: its reads and every receive that could wait on it end. Under m->lock. */
+void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err)
+{
+	struct urel_msg_req *r = m->reading.head, *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		if (r->st.peer != peer)
+			continue;
+		if (!r->gerr)
+			r->gerr = err;
+		/* Gets still out end with the connection; the last one finishes. */
+		if (!r->gets)
+			urel_msg_rndv_finish(m, r);
+	}
+	m->fail_err = err;
+	urel_match_drain_posted(&m->match, peer, urel_msg_fail_posted, m);
 }
 
 void urel_msg_free_recvs(struct urel_msg *m)

@@ -73,6 +73,20 @@ int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uin
 	return urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, len, NULL, 0, NULL);
 }
 
+/* @peer failed: its SACK or FIN will never come. Under m->lock. */
+void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
+{
+	struct urel_msg_req *r = m->waiting.head, *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		if (r->peer != peer)
+			continue;
+		urel_msg_list_del(&m->waiting, r);
+		urel_msg_send_done(r, err);
+	}
+}
+
 void urel_msg_free_sends(struct urel_msg *m)
 {
 	while (m->waiting.head) {
