@@ -10,6 +10,11 @@
  * are matched in the order they were sent, whatever their size; messages
  * nobody waits for yet are kept in arrival order.
  *
+ * A peer whose message the kernel could not deliver (dead, restarted,
+ * removed) fails for good: every request waiting on it, and every receive
+ * from any source then posted, completes with that error; later sends and
+ * receives naming it fail at once (usnicrel_msg(7), Peer failure).
+ *
  * Every function returns 0 (or a count, or a flag) on success and a negative
  * errno on failure. Thread-safe: a context serialises its queues with one
  * mutex, never held while the core runs a callback.

@@ -351,8 +351,7 @@ static void urel_msg_flush_pending(struct urel_msg *m)
 /* Errors of a send or read that mean the peer is gone for good. */
 bool urel_msg_peer_fatal(int err)
 {
-	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET ||
-	       err == -ECANCELED;
+	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
 }
 
 /*
@@ -460,8 +459,7 @@ int urel_msg_drain(struct urel_msg *m)
 		/* No new reads: a receive still reading stays unfinished. */
 		pthread_mutex_lock(&m->lock);
 		urel_msg_flush_pending(m);
-		busy = m->pend || m->gets ||
-		       __atomic_load_n(&m->sink->refs, __ATOMIC_ACQUIRE) > 1;
+		busy = m->pend || m->gets || __atomic_load_n(&m->sink->refs, __ATOMIC_ACQUIRE) > 1;
 		pthread_mutex_unlock(&m->lock);
 		if (!busy)
 			return 0;

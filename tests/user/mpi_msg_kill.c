@@ -48,13 +48,12 @@ enum {
 static int me, n, victim;
 static struct urel_msg *msg;
 
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "rank %d: %s:%d: %s\n", me, __FILE__, __LINE__, \
-				#cond);                                                  \
-			exit(1);                                                         \
-		}                                                                        \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "rank %d: %s:%d: %s\n", me, __FILE__, __LINE__, #cond);    \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static uint8_t pat(int from, int to, int tag, size_t i)
@@ -87,8 +86,7 @@ static double now(void)
 
 static int peer_failure(int err)
 {
-	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET ||
-	       err == -ECANCELED;
+	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
 }
 
 /* Every rank of @alive (a bitmask) sends @len bytes to every other and checks what it gets. */
@@ -160,8 +158,8 @@ static void survivor_part(struct urel_job *job, struct urel_group *g)
 	      0);
 	CHECK(urel_group_isend(g, victim, small, 100, TAG_SSEND, UREL_MSG_SYNC, &req[nreq++]) == 0);
 	fill(rndv_out, sizeof(rndv_out), me, victim, TAG_RNDV);
-	CHECK(urel_group_isend(g, victim, rndv_out, sizeof(rndv_out), TAG_RNDV, 0,
-			       &req[nreq++]) == 0);
+	CHECK(urel_group_isend(g, victim, rndv_out, sizeof(rndv_out), TAG_RNDV, 0, &req[nreq++]) ==
+	      0);
 	if (me == 0)
 		CHECK(urel_group_irecv(g, victim, last_in, sizeof(last_in), TAG_LAST,
 				       &req[nreq++]) == 0);
@@ -180,8 +178,8 @@ static void survivor_part(struct urel_job *job, struct urel_group *g)
 		sent++;
 		usleep(20000);
 	}
-	printf("rank %d: eager send to the dead rank failed after %u sends, %.1f s: %s\n", me,
-	       sent, now() - t0, urel_strerror(err));
+	printf("rank %d: eager send to the dead rank failed after %u sends, %.1f s: %s\n", me, sent,
+	       now() - t0, urel_strerror(err));
 	CHECK(peer_failure(err));
 
 	for (unsigned int k = 0; k < nreq; k++) {
