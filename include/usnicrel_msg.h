@@ -89,6 +89,21 @@ int urel_msg_close(struct urel_msg *m);
 /* The limits in effect. */
 int urel_msg_query(const struct urel_msg *m, struct urel_msg_attr *attr);
 
+/* What a context holds and what it refused, for monitoring (urel_msg_stats(3)). */
+struct urel_msg_stats {
+	uint64_t unexpected; /* messages queued that no receive took yet */
+	uint64_t unexpected_bytes; /* bytes copied for them (eager messages only) */
+	uint64_t unexpected_peak_bytes; /* the most unexpected_bytes ever was */
+	uint64_t early; /* arrivals held until an earlier message of their sender */
+	uint64_t early_bytes;
+	uint64_t dropped; /* malformed, unknown, or from a failed peer */
+	uint64_t peers_failed; /* peers found dead, restarted or removed */
+	uint64_t keepalives; /* keepalive messages sent */
+};
+
+/* Fill *@st with the context's counters now. */
+int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st);
+
 /* Make progress without blocking; returns how many completions were handled. */
 int urel_msg_progress(struct urel_msg *m);
 

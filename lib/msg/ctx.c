@@ -212,6 +212,25 @@ UREL_API int urel_msg_query(const struct urel_msg *m, struct urel_msg_attr *attr
 	return 0;
 }
 
+UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
+{
+	if (!m || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	*st = (struct urel_msg_stats){
+		.unexpected = m->match.unexp.count,
+		.unexpected_bytes = m->unexp_bytes,
+		.unexpected_peak_bytes = m->unexp_peak,
+		.early = m->early,
+		.early_bytes = m->early_bytes,
+		.dropped = m->dropped,
+		.peers_failed = m->peers_failed,
+		.keepalives = m->keepalives,
+	};
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
 struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
 {
 	if (!peer)
@@ -427,6 +446,8 @@ static void urel_msg_keepalive(struct urel_msg *m)
 			continue;
 		if (urel_msg_send_ctl(m, i, UREL_MSG_OP_PING, 0, 0))
 			m->dropped++;
+		else
+			m->keepalives++;
 	}
 }
 

@@ -143,6 +143,9 @@ struct urel_msg {
 	uint64_t last_ping_ms; /* keepalives last sent */
 	int fail_err; /* the error urel_msg_fail_recvs() hands out */
 	uint64_t peers_failed;
+	uint64_t keepalives;
+	uint64_t unexp_bytes, unexp_peak; /* eager bytes held as unexpected */
+	uint64_t early, early_bytes; /* held early arrivals */
 };
 
 /* ctx.c */

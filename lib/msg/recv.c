@@ -181,6 +181,9 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 			return;
 		}
 		memcpy(q->data, p, len);
+		m->unexp_bytes += len;
+		if (m->unexp_bytes > m->unexp_peak)
+			m->unexp_peak = m->unexp_bytes;
 	}
 	q->e.src = peer;
 	urel_match_add_unexpected(&m->match, &q->e);
@@ -223,6 +226,8 @@ static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const st
 	e->h = *h;
 	e->len = len;
 	memcpy(e->data, payload, len);
+	m->early++;
+	m->early_bytes += len;
 	for (pos = &pp->early; *pos && (*pos)->h.seq - pp->rx_next < dist; pos = &(*pos)->next)
 		;
 	e->next = *pos;
@@ -267,6 +272,8 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		struct urel_msg_early *e = pp->early;
 
 		pp->early = e->next;
+		m->early--;
+		m->early_bytes -= e->len;
 		urel_msg_arrive(m, c->peer, &e->h, e->data, e->len);
 		free(e);
 		pp->rx_next++;
@@ -292,6 +299,8 @@ static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, siz
 static void urel_msg_take(struct urel_msg *m, struct urel_msg_req *r, struct urel_msg_handle *u)
 {
 	urel_msg_deliver(m, r, u, u->data);
+	if (u->op == UREL_MSG_OP_EAGER)
+		m->unexp_bytes -= u->len;
 	free(u->data);
 	free(u);
 }

@@ -16,6 +16,7 @@
  * have finished, then with every byte right), check that later sends,
  * receives and probes naming the victim fail at once, and finish with
  * checked all-to-all traffic among themselves: the context still works.
+ * urel_msg_stats() must count the one failed peer and the keepalives sent.
  * The script's timeout turns a hang into a failure.
  */
 #include <arpa/inet.h>
@@ -204,6 +205,17 @@ static void survivor_part(struct urel_job *job, struct urel_group *g)
 	CHECK(peer_failure(urel_msg_recv(m, vp, &x, sizeof(x), 0, UINT64_MAX, &st)));
 	CHECK(peer_failure(urel_msg_probe(m, vp, 0, UINT64_MAX, &st)));
 	CHECK(peer_failure(urel_msg_iprobe(m, vp, 0, UINT64_MAX, &st)));
+
+	/* The context counted it: one peer failed, found with the help of keepalives. */
+	struct urel_msg_stats ms;
+
+	CHECK(urel_msg_stats(m, &ms) == 0);
+	printf("rank %d: stats: %llu peer failed, %llu keepalives, %llu dropped\n", me,
+	       (unsigned long long)ms.peers_failed, (unsigned long long)ms.keepalives,
+	       (unsigned long long)ms.dropped);
+	CHECK(ms.peers_failed == 1);
+	CHECK(ms.keepalives > 0);
+	CHECK(ms.unexpected == 0 && ms.early == 0);
 
 	/* The living still talk, every byte checked. */
 	all_to_all(g, (1U << victim) - 1, SMALL, TAG_A2A_SMALL + 10);
