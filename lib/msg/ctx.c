@@ -20,6 +20,8 @@
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
+/* Longest a close waits for its last messages to be acknowledged. */
+#define UREL_MSG_LINGER_MS 1000
 
 void urel_msg_put64(unsigned char *p, uint64_t v)
 {
@@ -55,27 +57,48 @@ static int urel_msg_env(const char *name, uint32_t *field)
 /* Guards every sink's m, so a completion never reaches a closed context. */
 static pthread_mutex_t urel_msg_sink_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void urel_msg_sink_put(struct urel_msg_sink *s)
+void urel_msg_sink_get(struct urel_msg_sink *s)
+{
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
+
+void urel_msg_sink_put(struct urel_msg_sink *s)
 {
 	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		free(s);
+}
+
+/* The context an operation of @s belongs to, NULL if it closed; then urel_msg_sink_leave(). */
+struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s)
+{
+	pthread_mutex_lock(&urel_msg_sink_lock);
+	return s->m;
+}
+
+/* The operation is over: drop its reference. */
+void urel_msg_sink_leave(struct urel_msg_sink *s)
+{
+	pthread_mutex_unlock(&urel_msg_sink_lock);
+	urel_msg_sink_put(s);
 }
 
 /* A send of ours finished; one that failed means its peer did. */
 static void urel_msg_sent(struct urel_request *cr, const struct urel_completion *c)
 {
 	struct urel_msg_sink *s = (struct urel_msg_sink *)cr;
+	struct urel_msg *m;
 
-	if (c->status) {
-		pthread_mutex_lock(&urel_msg_sink_lock);
-		if (s->m) {
-			pthread_mutex_lock(&s->m->lock);
-			urel_msg_peer_failed(s->m, c->peer, c->status);
-			pthread_mutex_unlock(&s->m->lock);
-		}
-		pthread_mutex_unlock(&urel_msg_sink_lock);
+	if (!c->status) {
+		urel_msg_sink_put(s);
+		return;
 	}
-	urel_msg_sink_put(s);
+	m = urel_msg_sink_enter(s);
+	if (m) {
+		pthread_mutex_lock(&m->lock);
+		urel_msg_peer_failed(m, c->peer, c->status);
+		pthread_mutex_unlock(&m->lock);
+	}
+	urel_msg_sink_leave(s);
 }
 
 static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
@@ -183,8 +206,19 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->pend = p->next;
 		free(p);
 	}
-	urel_msg_free_sends(m);
+	/* Every request not reaped, done or not, is on the live list. */
+	m->waiting.head = NULL;
 	urel_msg_free_recvs(m);
+	while (m->live) {
+		struct urel_msg_req *r = m->live;
+
+		urel_msg_req_unlink(m, r);
+		if (r->mr)
+			urel_mr_dereg(r->mr);
+		/* A read still out keeps its request: the get's completion frees it. */
+		if (!r->gets)
+			free(r);
+	}
 	for (uint32_t i = 0; i < m->npeers; i++) {
 		if (!m->peers[i])
 			continue;
@@ -277,6 +311,26 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 	r->listed = false;
 }
 
+void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
+{
+	r->lprev = NULL;
+	r->lnext = m->live;
+	if (m->live)
+		m->live->lprev = r;
+	m->live = r;
+}
+
+void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
+{
+	if (r->lprev)
+		r->lprev->lnext = r->lnext;
+	else
+		m->live = r->lnext;
+	if (r->lnext)
+		r->lnext->lprev = r->lprev;
+	r->lnext = r->lprev = NULL;
+}
+
 void urel_msg_complete(struct urel_msg_req *r)
 {
 	r->done = true;
@@ -296,7 +350,7 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 
 	int ret;
 
-	__atomic_add_fetch(&m->sink->refs, 1, __ATOMIC_RELAXED);
+	urel_msg_sink_get(m->sink);
 	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, 0, &m->sink->r, 0);
 	if (ret)
 		urel_msg_sink_put(m->sink);
@@ -467,12 +521,15 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 }
 
 /*
- * Progress until the kernel finished every send and read of ours
- * (delivered, or failed with its peer, which it declares dead in bounded
- * time). Returns 0, or the error that stopped the endpoint.
+ * Progress until the kernel finished every send and read of ours, for at
+ * most UREL_MSG_LINGER_MS: a peer that closed right after it received our
+ * last message may never acknowledge it. Returns 0, -ETIMEDOUT when sends
+ * or reads were still out, or the error that stopped the endpoint.
  */
 int urel_msg_drain(struct urel_msg *m)
 {
+	uint64_t start = urel_msg_now_ms();
+
 	for (;;) {
 		bool busy;
 		int n;
@@ -484,6 +541,8 @@ int urel_msg_drain(struct urel_msg *m)
 		pthread_mutex_unlock(&m->lock);
 		if (!busy)
 			return 0;
+		if (urel_msg_now_ms() - start >= UREL_MSG_LINGER_MS)
+			return -ETIMEDOUT;
 		n = urel_ep_progress(m->ep, 0);
 		if (n < 0)
 			return n;

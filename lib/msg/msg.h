@@ -91,6 +91,7 @@ struct urel_msg_req {
 	struct urel_match_entry e; /* first: a posted receive */
 	struct urel_msg *m;
 	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
+	struct urel_msg_req *lnext, *lprev; /* every request not yet reaped */
 	uint8_t kind;
 	bool done;
 	bool listed;
@@ -139,6 +140,7 @@ struct urel_msg {
 	uint64_t next_id;
 	uint64_t dropped; /* malformed or unexpected protocol messages */
 	struct urel_msg_sink *sink;
+	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
 	unsigned int gets; /* RDMA gets in flight, all receives */
 	uint64_t last_ping_ms; /* keepalives last sent */
 	int fail_err; /* the error urel_msg_fail_recvs() hands out */
@@ -155,11 +157,17 @@ int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);
+void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
+void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 void urel_msg_put64(unsigned char *p, uint64_t v);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
 bool urel_msg_peer_fatal(int err);
 int urel_msg_drain(struct urel_msg *m);
+void urel_msg_sink_get(struct urel_msg_sink *s);
+void urel_msg_sink_put(struct urel_msg_sink *s);
+struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s);
+void urel_msg_sink_leave(struct urel_msg_sink *s);
 uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
@@ -167,7 +175,6 @@ void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq);
 void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int status);
 int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
 		      int status);
-void urel_msg_free_sends(struct urel_msg *m);
 void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err);
 
 /* recv.c */

@@ -17,6 +17,7 @@
 struct urel_msg_get {
 	struct urel_request r;
 	struct urel_msg_req *req;
+	struct urel_msg_sink *sink; /* the context may close before the get ends */
 };
 
 static uint32_t urel_msg_src(urel_peer_t peer)
@@ -46,9 +47,19 @@ static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 static void urel_msg_get_done(struct urel_request *cr, const struct urel_completion *c)
 {
 	struct urel_msg_get *g = (struct urel_msg_get *)cr;
+	struct urel_msg_sink *s = g->sink;
 	struct urel_msg_req *r = g->req;
-	struct urel_msg *m = r->m;
+	struct urel_msg *m;
 
+	free(g);
+	m = urel_msg_sink_enter(s);
+	if (!m) {
+		/* The context closed with this read out and left its request to us. */
+		if (!--r->gets)
+			free(r);
+		urel_msg_sink_leave(s);
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	r->gets--;
 	m->gets--;
@@ -61,7 +72,7 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
 	pthread_mutex_unlock(&m->lock);
-	free(g);
+	urel_msg_sink_leave(s);
 }
 
 /* Post the gets the core has room for; under m->lock. */
@@ -80,9 +91,12 @@ static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 		g->r.complete = urel_msg_get_done;
 		g->r.user = NULL;
 		g->req = r;
+		g->sink = m->sink;
+		urel_msg_sink_get(m->sink);
 		ret = urel_ep_get(m->ep, r->st.peer, (char *)r->buf + r->posted, n, r->rkey,
 				  r->posted, &g->r, 0);
 		if (ret) {
+			urel_msg_sink_put(m->sink);
 			free(g);
 			if (ret == -EAGAIN || ret == -ENOBUFS)
 				return;
@@ -338,6 +352,8 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 		/* Growth failing leaves the receive queued, only in a crowded bin. */
 		urel_match_post(&m->match, &r->e);
 	}
+	if (!ret)
+		urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	if (ret) {
 		free(r);
@@ -490,6 +506,7 @@ UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
 	urel_msg_take(m, r, h);
+	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	*reqp = r;
 	return 0;
@@ -538,20 +555,15 @@ void urel_msg_free_recvs(struct urel_msg *m)
 {
 	struct urel_match_entry *e;
 
-	while (m->reading.head) {
-		struct urel_msg_req *r = m->reading.head;
-
-		urel_msg_list_del(&m->reading, r);
-		/* Gets still in flight keep their request; it leaks rather than dangles. */
-		if (!r->gets)
-			free(r);
-	}
+	/* The requests themselves are on the live list; close frees them. */
+	while (m->reading.head)
+		urel_msg_list_del(&m->reading, m->reading.head);
 	while ((e = urel_match_unexpected(&m->match, UREL_MATCH_ANY_SRC, 0, UINT64_MAX, true))) {
 		struct urel_msg_handle *u = (struct urel_msg_handle *)e;
 
 		free(u->data);
 		free(u);
 	}
-	while ((e = urel_match_take_posted(&m->match)))
-		free(e);
+	while (urel_match_take_posted(&m->match))
+		;
 }

@@ -12,10 +12,14 @@
 /* Hand a completed request's status out and free it. */
 static int urel_msg_reap(struct urel_msg_req *r, struct urel_msg_status *st)
 {
+	struct urel_msg *m = r->m;
 	int err = r->st.error;
 
 	if (st)
 		*st = r->st;
+	pthread_mutex_lock(&m->lock);
+	urel_msg_req_unlink(m, r);
+	pthread_mutex_unlock(&m->lock);
 	free(r);
 	return err;
 }

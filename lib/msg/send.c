@@ -87,18 +87,6 @@ void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
 	}
 }
 
-void urel_msg_free_sends(struct urel_msg *m)
-{
-	while (m->waiting.head) {
-		struct urel_msg_req *r = m->waiting.head;
-
-		urel_msg_list_del(&m->waiting, r);
-		if (r->mr)
-			urel_mr_dereg(r->mr);
-		free(r);
-	}
-}
-
 UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
 			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
 {
@@ -162,6 +150,7 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 		urel_msg_list_del(&m->waiting, r);
 		goto err;
 	}
+	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	*reqp = r;
 	return 0;

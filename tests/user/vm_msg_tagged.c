@@ -11,6 +11,7 @@
  *   cancel      a posted receive cancels, a matched one does not;
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
  *   probe, waitany, zero bytes, and attribute/environment limits;
+ *   leftovers   close frees requests never tested or never matched (LSan);
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         one 64 MiB message (far above the channel's max_msg).
@@ -336,6 +337,32 @@ static void t_probe_waitany(struct urt_job *j)
 	}
 }
 
+/*
+ * Requests left at close: done but never tested, a synchronous send never
+ * matched, a receive never matched, a rendezvous receive maybe still
+ * reading. urel_msg_close() frees them all: LeakSanitizer (the test is
+ * built with ASan) fails the rank's exit otherwise.
+ */
+static void t_leftovers(struct urt_job *j)
+{
+	static char big[200000], big_in[200000];
+	struct urel_msg_req *r;
+	char b[8];
+
+	if (j->rank == 0) {
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "done", 4, 0x700, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], big, sizeof(big), 0x701, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "sync", 4, 0x702, UREL_MSG_SYNC, &r),
+			     0);
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "late", 4, 0x704, 0, &r), 0);
+	} else {
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0x700, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0x701, 0, &r),
+			     0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0x703, 0, &r), 0);
+	}
+}
+
 static void t_two_ranks(struct urt_job *j)
 {
 	static const struct {
@@ -343,7 +370,8 @@ static void t_two_ranks(struct urt_job *j)
 		void (*fn)(struct urt_job *j);
 	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
 		      { "ssend", t_ssend },	      { "cancel", t_cancel },
-		      { "truncation", t_truncation }, { "probe", t_probe_waitany } };
+		      { "truncation", t_truncation }, { "probe", t_probe_waitany },
+		      { "leftovers", t_leftovers } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		/* Where a hang happened, for the log. */
