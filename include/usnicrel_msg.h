@@ -51,6 +51,10 @@ struct urel_msg_handle; /* a message taken off the queue by a matched probe */
  * keepalive every @keepalive_ms milliseconds [UREL_MSG_KEEPALIVE_MS], so
  * that a peer that died is found by the kernel (usnic_rel(4): retry_limit,
  * stall_timeout_ms) even when nothing else is sent to it.
+ * With @progress_thread 1 [UREL_MSG_PROGRESS_THREAD] the context runs a
+ * thread of its own that makes progress while the application computes,
+ * so rendezvous and synchronous sends of its peers advance (2: none, also
+ * overriding the environment).
  */
 struct urel_msg_attr {
 	uint32_t tiny_max;
@@ -58,6 +62,7 @@ struct urel_msg_attr {
 	uint32_t rndv_chunk;
 	uint32_t spin;
 	uint32_t keepalive_ms;
+	uint32_t progress_thread;
 };
 
 /* What a completed receive (or a probe) found. */

@@ -22,6 +22,8 @@
 #define UREL_MSG_RETRY_MS 1
 /* Longest a close waits for its last messages to be acknowledged. */
 #define UREL_MSG_LINGER_MS 1000
+/* The progress thread's longest sleep: how soon it sees a close. */
+#define UREL_MSG_THREAD_SLEEP_MS 20
 
 void urel_msg_put64(unsigned char *p, uint64_t v)
 {
@@ -116,7 +118,8 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	    urel_msg_env("UREL_MSG_EAGER_MAX", &out->eager_max) ||
 	    urel_msg_env("UREL_MSG_RNDV_CHUNK", &out->rndv_chunk) ||
 	    urel_msg_env("UREL_MSG_SPIN", &out->spin) ||
-	    urel_msg_env("UREL_MSG_KEEPALIVE_MS", &out->keepalive_ms))
+	    urel_msg_env("UREL_MSG_KEEPALIVE_MS", &out->keepalive_ms) ||
+	    urel_msg_env("UREL_MSG_PROGRESS_THREAD", &out->progress_thread))
 		return -EINVAL;
 	cmd_max = info.max_msg[UREL_CHAN_CMD] - UREL_MSG_EAGER_HDR;
 	data_max = info.max_msg[UREL_CHAN_DATA] - UREL_MSG_EAGER_HDR;
@@ -133,11 +136,31 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 		out->spin = UREL_MSG_SPIN_DEFAULT;
 	if (!out->keepalive_ms)
 		out->keepalive_ms = UREL_MSG_KEEPALIVE_DEFAULT;
+	if (!out->progress_thread)
+		out->progress_thread = 2;
+	if (out->progress_thread > 2)
+		return -EINVAL;
 	/* Every size class must fit its channel; a chunk must fit the staging area. */
 	if (out->tiny_max > cmd_max || out->eager_max > data_max ||
 	    out->tiny_max > out->eager_max || out->rndv_chunk > info.staging_size)
 		return -EINVAL;
 	return 0;
+}
+
+/* Progress while the application computes: sleep on the device, drain, repeat. */
+static void *urel_msg_progress_main(void *arg)
+{
+	struct urel_msg *m = arg;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+		int n = urel_msg_progress(m);
+
+		if (n < 0)
+			break; /* the endpoint is gone; the application's calls say so */
+		if (!n)
+			urel_device_wait(m->dev, UREL_MSG_THREAD_SLEEP_MS);
+	}
+	return NULL;
 }
 
 UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
@@ -174,8 +197,15 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_am_register(m->am, UREL_AM_MSG, urel_msg_on_am, m);
 	if (ret)
 		goto err_am;
+	if (m->attr.progress_thread == 1) {
+		ret = -pthread_create(&m->thread, NULL, urel_msg_progress_main, m);
+		if (ret)
+			goto err_reg;
+	}
 	*mp = m;
 	return 0;
+err_reg:
+	urel_am_unregister(m->am, UREL_AM_MSG);
 err_am:
 	urel_am_put(m->am);
 err_match:
@@ -191,6 +221,10 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 {
 	if (!m)
 		return -EINVAL;
+	if (m->attr.progress_thread == 1) {
+		__atomic_store_n(&m->stop, true, __ATOMIC_RELEASE);
+		pthread_join(m->thread, NULL);
+	}
 	urel_am_unregister(m->am, UREL_AM_MSG);
 	/* An endpoint the kernel gave up on finishes nothing more: free what is left. */
 	urel_msg_drain(m);

@@ -141,6 +141,8 @@ struct urel_msg {
 	uint64_t dropped; /* malformed or unexpected protocol messages */
 	struct urel_msg_sink *sink;
 	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
+	pthread_t thread; /* the progress thread, if attr.progress_thread == 1 */
+	bool stop; /* atomic: the progress thread ends */
 	unsigned int gets; /* RDMA gets in flight, all receives */
 	uint64_t last_ping_ms; /* keepalives last sent */
 	int fail_err; /* the error urel_msg_fail_recvs() hands out */

@@ -12,15 +12,19 @@
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
  *   probe, waitany, zero bytes, and attribute/environment limits;
  *   leftovers   close frees requests never tested or never matched (LSan);
+ *   thread      with a progress thread, a receiver that computes without
+ *               calling the library still completes a rendezvous and a
+ *               synchronous send to it;
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         one 64 MiB message (far above the channel's max_msg).
- * Usage: vm_msg_tagged [all|quick|attr|two|alltoall|big]; quick (for the debug kernel)
+ * Usage: vm_msg_tagged [all|quick|attr|two|thread|alltoall|big]; quick (for the debug kernel)
  * is one round without the 1 MiB messages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "urt_job.h"
 
@@ -363,6 +367,54 @@ static void t_leftovers(struct urt_job *j)
 	}
 }
 
+/* Rank 0 tells rank 1 its sends completed through this pipe, not through the library. */
+static int done_pipe[2];
+
+/*
+ * The receiver computes (never calls the library) while a rendezvous send
+ * and a synchronous send to it complete: only its progress thread can
+ * read the message and answer. Without the thread the sender waits until
+ * the receiver gives up computing after 60 s, and the check fails.
+ */
+static void t_progress_thread(struct urt_job *j)
+{
+	static char big[300000], big_in[300000];
+	struct urel_msg_req *r[2];
+	struct urel_msg_attr a;
+	struct pollfd pfd = { .fd = done_pipe[0], .events = POLLIN };
+	char b[8], c = 'd';
+	time_t give_up;
+
+	URT_CHECK_EQ(urel_msg_query(j->m, &a), 0);
+	URT_CHECK_EQ(a.progress_thread, 1);
+	if (j->rank == 0) {
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (char)(i * 7 + 3);
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], big, sizeof(big), 0x800), 0);
+		URT_CHECK_EQ(urel_msg_ssend(j->m, j->peer[1], "sync", 4, 0x801), 0);
+		URT_CHECK_EQ(write(done_pipe[1], &c, 1), 1);
+	} else {
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0x800, 0, &r[0]),
+			     0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0x801, 0, &r[1]), 0);
+		urt_job_barrier(j);
+		/* Compute: no library call until the sender says it is done (or 60 s pass). */
+		give_up = time(NULL) + 60;
+		while (poll(&pfd, 1, 0) == 0 && time(NULL) < give_up)
+			;
+		URT_CHECK_EQ(poll(&pfd, 1, 0), 1);
+		URT_CHECK_EQ(urel_msg_waitall(2, r, NULL), 0);
+		for (size_t i = 0; i < sizeof(big_in); i++) {
+			if (big_in[i] != (char)(i * 7 + 3)) {
+				URT_CHECK(!"rendezvous bytes differ");
+				break;
+			}
+		}
+		URT_CHECK(!memcmp(b, "sync", 4));
+	}
+}
+
 static void t_two_ranks(struct urt_job *j)
 {
 	static const struct {
@@ -518,6 +570,14 @@ int main(int argc, char **argv)
 	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
 		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
 		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+	}
+	if (all || !strcmp(what, "quick") || !strcmp(what, "thread")) {
+		struct urel_msg_attr thr = { .progress_thread = 1 };
+
+		URT_CHECK_EQ(pipe(done_pipe), 0);
+		ret |= urt_job_run(2, &thr, t_progress_thread, 300);
+		close(done_pipe[0]);
+		close(done_pipe[1]);
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
 		ret |= urt_job_run(4, NULL, t_alltoall, 500);
