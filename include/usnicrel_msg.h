@@ -40,6 +40,15 @@ struct urel_msg_handle; /* a message taken off the queue by a matched probe */
 #define UREL_MSG_ANY_PEER ((urel_peer_t)0)
 
 /*
+ * The context itself as a peer: a send to it is matched by its own
+ * receives (naming UREL_MSG_SELF or UREL_MSG_ANY_PEER), as MPI's sends to
+ * one's own rank. Up to the eager limit a standard send is copied and
+ * completes at once; a synchronous or larger one completes when a receive
+ * (or matched probe) takes it, its bytes copied once.
+ */
+#define UREL_MSG_SELF ((urel_peer_t)0xfffffffe)
+
+/*
  * Protocol limits; zero fields take the defaults, which the environment
  * variables in brackets override: messages up to @tiny_max bytes travel
  * on the command channel [UREL_MSG_TINY_MAX], up to @eager_max on the data

@@ -33,7 +33,8 @@ enum {
 	UREL_MSG_OP_RTS,
 	UREL_MSG_OP_SACK,
 	UREL_MSG_OP_FIN,
-	UREL_MSG_OP_PING
+	UREL_MSG_OP_PING,
+	UREL_MSG_OP_SELF /* never on the wire: a send to ourselves, bytes still the sender's */
 };
 #define UREL_MSG_F_SYNC (1U << 0)
 
@@ -80,6 +81,7 @@ struct urel_msg_handle {
 	bool acked; /* SACK already sent (claimed by a matched probe) */
 	uint64_t sreq, len, rkey;
 	unsigned char *data; /* EAGER: a copy of the bytes */
+	struct urel_msg_req *self; /* SELF: the send, whose buffer holds the bytes */
 };
 
 enum {
@@ -100,7 +102,7 @@ struct urel_msg_req {
 	uint64_t id;
 	urel_peer_t peer;
 	struct urel_mr *mr;
-	/* receive */
+	/* receive; a send to ourselves keeps its bytes in buf */
 	void *buf;
 	size_t cap;
 	uint64_t sreq, rkey;
@@ -184,6 +186,15 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		    const void *payload, size_t len);
 void urel_msg_pump(struct urel_msg *m);
 void urel_msg_free_recvs(struct urel_msg *m);
+void urel_msg_posted_gone(struct urel_msg *m, uint32_t src);
+void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
+		      const void *data);
+void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q);
+
+/* self.c */
+int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *buf, size_t len,
+		       uint64_t tag, bool sync);
+void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
 void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
 
 #endif /* UREL_MSG_MSG_H */

@@ -121,14 +121,37 @@ void urel_msg_pump(struct urel_msg *m)
 	}
 }
 
+/* A receive naming @src left the posted queue. */
+void urel_msg_posted_gone(struct urel_msg *m, uint32_t src)
+{
+	if (src < m->npeers && m->peers[src])
+		m->peers[src]->posted--;
+}
+
+/* Queue @q (its fields set) as the newest unexpected message. Under m->lock. */
+void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q)
+{
+	q->e.src = q->peer;
+	urel_match_add_unexpected(&m->match, &q->e);
+}
+
 /* Receive @r matched message @u (not queued: fresh from the wire or taken off the queue). */
-static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
-			     const struct urel_msg_handle *u, const void *data)
+void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
+		      const void *data)
 {
 	r->st.peer = u->peer;
 	r->st.tag = u->e.bits;
 	r->st.len = u->len;
 	r->st.error = u->len > r->cap ? -EMSGSIZE : 0;
+	if (u->op == UREL_MSG_OP_SELF) {
+		/* Our own send: one copy from its buffer, and it is done too. */
+		r->st.received = u->len < r->cap ? u->len : r->cap;
+		if (r->st.received)
+			memcpy(r->buf, u->self->buf, r->st.received);
+		urel_msg_complete(u->self);
+		urel_msg_complete(r);
+		return;
+	}
 	if (u->op == UREL_MSG_OP_EAGER) {
 		r->st.received = u->len < r->cap ? u->len : r->cap;
 		if (r->st.received)
@@ -173,8 +196,8 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		u.len = len;
 	}
 	e = urel_match_incoming(&m->match, peer, u.e.bits);
-	if (e && e->src != UREL_MATCH_ANY_SRC)
-		m->peers[peer]->posted--;
+	if (e)
+		urel_msg_posted_gone(m, e->src);
 	if (e) {
 		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
 		return;
@@ -199,8 +222,7 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		if (m->unexp_bytes > m->unexp_peak)
 			m->unexp_peak = m->unexp_bytes;
 	}
-	q->e.src = peer;
-	urel_match_add_unexpected(&m->match, &q->e);
+	urel_msg_unexpected(m, q);
 }
 
 static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
@@ -336,9 +358,10 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
 	if (e) {
 		urel_msg_take(m, r, (struct urel_msg_handle *)e);
-	} else if (peer != UREL_MSG_ANY_PEER && !(pp = urel_msg_peer(m, peer))) {
+	} else if (peer != UREL_MSG_ANY_PEER && peer != UREL_MSG_SELF &&
+		   !(pp = urel_msg_peer(m, peer))) {
 		ret = -ENOMEM;
-	} else if (peer != UREL_MSG_ANY_PEER && pp->err) {
+	} else if (pp && pp->err) {
 		/* Nothing more will come from a failed peer. */
 		r->st.peer = peer;
 		r->st.error = pp->err;
@@ -373,8 +396,7 @@ UREL_API int urel_msg_cancel(struct urel_msg_req *r)
 	m = r->m;
 	pthread_mutex_lock(&m->lock);
 	if (urel_match_remove(&m->match, &r->e)) {
-		if (r->e.src != UREL_MATCH_ANY_SRC)
-			m->peers[r->e.src]->posted--;
+		urel_msg_posted_gone(m, r->e.src);
 		r->st.error = -ECANCELED;
 		urel_msg_complete(r);
 		ret = 0;
@@ -413,6 +435,7 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 		if (hp) {
 			/* Claimed: the match happened here, a synchronous sender may go on. */
 			/* (SACK to a failed peer is refused, harmlessly.) */
+			urel_msg_self_claim(m, u);
 			if (u->flags & UREL_MSG_F_SYNC && u->op == UREL_MSG_OP_EAGER) {
 				if (urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
 					m->dropped++;
@@ -526,8 +549,7 @@ static void urel_msg_fail_posted(void *arg, struct urel_match_entry *e)
 	struct urel_msg_req *r = (struct urel_msg_req *)e;
 	struct urel_msg *m = arg;
 
-	if (e->src != UREL_MATCH_ANY_SRC)
-		m->peers[e->src]->posted--;
+	urel_msg_posted_gone(m, e->src);
 	r->st.error = m->fail_err;
 	urel_msg_complete(r);
 }

@@ -110,6 +110,19 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 	r->st.peer = peer;
 	r->st.tag = tag;
 	r->st.len = len;
+	if (peer == UREL_MSG_SELF) {
+		pthread_mutex_lock(&m->lock);
+		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
+		if (!ret)
+			urel_msg_req_link(m, r);
+		pthread_mutex_unlock(&m->lock);
+		if (ret) {
+			free(r);
+			return ret;
+		}
+		*reqp = r;
+		return 0;
+	}
 	rndv = len > m->attr.eager_max;
 	if (rndv) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);

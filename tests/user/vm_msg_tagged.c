@@ -11,6 +11,7 @@
  *   cancel      a posted receive cancels, a matched one does not;
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
  *   probe, waitany, zero bytes, and attribute/environment limits;
+ *   self        sends to UREL_MSG_SELF: buffered, waiting, posted, claimed;
  *   leftovers   close frees requests never tested or never matched (LSan);
  *   thread      with a progress thread, a receiver that computes without
  *               calling the library still completes a rendezvous and a
@@ -367,6 +368,65 @@ static void t_leftovers(struct urt_job *j)
 	}
 }
 
+/*
+ * Sends to ourselves (UREL_MSG_SELF), each rank on its own while the other
+ * does the same: a small standard send completes at once and is received
+ * later; a large one waits for its receive, then both hold the bytes; a
+ * posted receive takes a send at once; a synchronous send completes only
+ * when a matched probe claims it, and the buffer may change right after;
+ * ANY_PEER receives take them too, in send order.
+ */
+static void t_self(struct urt_job *j)
+{
+	static char big[100000], big_in[100000];
+	const size_t blen = sizeof(big);
+	struct urel_msg_handle *h;
+	struct urel_msg_status st;
+	struct urel_msg_req *r, *s;
+	char b[16];
+
+	for (size_t i = 0; i < blen; i++)
+		big[i] = (char)(i * 11 + j->rank);
+	/* Small, standard: buffered, done before any receive. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, "hello", 5, 0x900, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 1);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_SELF, b, sizeof(b), 0x900, 0, &st), 0);
+	URT_CHECK(st.peer == UREL_MSG_SELF && st.len == 5 && !memcmp(b, "hello", 5));
+	/* Large: the send waits for its receive. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, big, blen, 0x901, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	memset(big_in, 0, blen);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x901, 0, &st), 0);
+	URT_CHECK(st.peer == UREL_MSG_SELF && st.received == blen);
+	URT_CHECK(!memcmp(big, big_in, blen));
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	/* Pre-posted receive: matched at the send. */
+	memset(big_in, 0, blen);
+	URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_SELF, big_in, blen, 0x902, 0, &r), 0);
+	URT_CHECK_EQ(urel_msg_send(j->m, UREL_MSG_SELF, big, blen, 0x902), 0);
+	URT_CHECK_EQ(urel_msg_wait(r, &st), 0);
+	URT_CHECK(!memcmp(big, big_in, blen));
+	/* Synchronous: not done until claimed; the claim copies, so the buffer is free after. */
+	memcpy(b, "sync!", 6);
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, b, 6, 0x903, UREL_MSG_SYNC, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_iprobe(j->m, UREL_MSG_SELF, 0x903, 0, &st), 1);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_improbe(j->m, UREL_MSG_SELF, 0x903, 0, &h, &st), 1);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 1);
+	memset(b, 'x', 6);
+	URT_CHECK_EQ(urel_msg_mrecv(h, big_in, 16, &st), 0);
+	URT_CHECK(st.len == 6 && !memcmp(big_in, "sync!", 6));
+	/* Order: three sends of mixed sizes, one wildcard receive after another. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, big, blen, 0x904, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_send(j->m, UREL_MSG_SELF, "two", 3, 0x904), 0);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x904, 0, &st), 0);
+	URT_CHECK_EQ(st.len, blen);
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x904, 0, &st), 0);
+	URT_CHECK(st.len == 3 && !memcmp(big_in, "two", 3));
+}
+
 /* Rank 0 tells rank 1 its sends completed through this pipe, not through the library. */
 static int done_pipe[2];
 
@@ -423,7 +483,7 @@ static void t_two_ranks(struct urt_job *j)
 	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
 		      { "ssend", t_ssend },	      { "cancel", t_cancel },
 		      { "truncation", t_truncation }, { "probe", t_probe_waitany },
-		      { "leftovers", t_leftovers } };
+		      { "self", t_self },	      { "leftovers", t_leftovers } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		/* Where a hang happened, for the log. */
