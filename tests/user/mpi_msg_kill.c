@@ -215,7 +215,6 @@ static void survivor_part(struct urel_job *job, struct urel_group *g)
 	       (unsigned long long)ms.dropped);
 	CHECK(ms.peers_failed == 1);
 	CHECK(ms.keepalives > 0);
-	CHECK(ms.unexpected == 0 && ms.early == 0);
 
 	/* The living still talk, every byte checked. */
 	all_to_all(g, (1U << victim) - 1, SMALL, TAG_A2A_SMALL + 10);

@@ -455,8 +455,9 @@ static void t_progress_thread(struct urt_job *j)
 		URT_CHECK_EQ(urel_msg_ssend(j->m, j->peer[1], "sync", 4, 0x801), 0);
 		URT_CHECK_EQ(write(done_pipe[1], &c, 1), 1);
 	} else {
-		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0x800, 0, &r[0]),
-			     0);
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0x800, 0, &r[0]),
+			0);
 		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0x801, 0, &r[1]), 0);
 		urt_job_barrier(j);
 		/* Compute: no library call until the sender says it is done (or 60 s pass). */
@@ -480,10 +481,14 @@ static void t_two_ranks(struct urt_job *j)
 	static const struct {
 		const char *name;
 		void (*fn)(struct urt_job *j);
-	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
-		      { "ssend", t_ssend },	      { "cancel", t_cancel },
-		      { "truncation", t_truncation }, { "probe", t_probe_waitany },
-		      { "self", t_self },	      { "leftovers", t_leftovers } };
+	} parts[] = { { "order", t_order },
+		      { "wildcards", t_wildcards },
+		      { "ssend", t_ssend },
+		      { "cancel", t_cancel },
+		      { "truncation", t_truncation },
+		      { "probe", t_probe_waitany },
+		      { "self", t_self },
+		      { "leftovers", t_leftovers } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		/* Where a hang happened, for the log. */
