@@ -10,7 +10,8 @@
  *               the match is a matched probe (eager and rendezvous);
  *   cancel      a posted receive cancels, a matched one does not;
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
- *   probe, waitany, zero bytes, and attribute/environment limits;
+ *   probe, waitany (also over two contexts), zero bytes, and
+ *   attribute/environment limits;
  *   self        sends to UREL_MSG_SELF: buffered, waiting, posted, claimed;
  *   leftovers   close frees requests never tested or never matched (LSan);
  *   thread      with a progress thread, a receiver that computes without
@@ -590,6 +591,56 @@ static void t_big(struct urt_job *j)
 	free(buf);
 }
 
+/*
+ * One process, two contexts on two endpoints of two devices: waitany over
+ * a receive of each finds the one whose message came (in the context it
+ * did not sleep on first), a rendezvous message so both must progress.
+ */
+static void check_waitany_contexts(void)
+{
+	static char big[100000], big_in[100000];
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	struct urel_device *dev[2];
+	struct urel_msg_req *r[2], *s;
+	struct urel_msg_status st;
+	struct urel_msg *m[2];
+	struct urel_ep *ep[2];
+	urel_peer_t to[2];
+	unsigned int idx = 9;
+	char b[4];
+
+	for (int i = 0; i < 2; i++) {
+		URT_CHECK_EQ(urel_device_open(NULL, &dev[i]), 0);
+		URT_CHECK_EQ(
+			urel_ep_create(dev[i], (struct sockaddr *)&sin, sizeof(sin), NULL, &ep[i]),
+			0);
+		URT_CHECK_EQ(urel_msg_open(ep[i], NULL, &m[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in o = urt_sin("127.0.0.1", urt_ep_port(ep[1 - i]));
+
+		URT_CHECK_EQ(urel_av_insert(ep[i], (struct sockaddr *)&o, sizeof(o), &to[i]), 0);
+	}
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 5 + 1);
+	URT_CHECK_EQ(urel_msg_irecv(m[0], to[0], b, sizeof(b), 0xa00, 0, &r[0]), 0);
+	URT_CHECK_EQ(urel_msg_irecv(m[1], to[1], big_in, sizeof(big_in), 0xa01, 0, &r[1]), 0);
+	URT_CHECK_EQ(urel_msg_isend(m[0], to[0], big, sizeof(big), 0xa01, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_waitany(2, r, &idx, &st), 0);
+	URT_CHECK_EQ(idx, 1);
+	URT_CHECK(r[1] == NULL && st.received == sizeof(big));
+	URT_CHECK(!memcmp(big, big_in, sizeof(big)));
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_cancel(r[0]), 0);
+	URT_CHECK_EQ(urel_msg_waitany(2, r, &idx, NULL), -ECANCELED);
+	URT_CHECK_EQ(idx, 0);
+	for (int i = 0; i < 2; i++) {
+		URT_CHECK_EQ(urel_msg_close(m[i]), 0);
+		urel_ep_destroy(ep[i]);
+		urel_device_close(dev[i]);
+	}
+}
+
 static void check_attr(void)
 {
 	struct urel_msg_attr a = { .tiny_max = 100, .eager_max = 50 }, got;
@@ -630,8 +681,10 @@ int main(int argc, char **argv)
 		nsizes = NSIZES - 1;
 		reps = 1;
 	}
-	if (all || !strcmp(what, "quick") || !strcmp(what, "attr"))
+	if (all || !strcmp(what, "quick") || !strcmp(what, "attr")) {
 		check_attr();
+		check_waitany_contexts();
+	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
 		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
 		ret |= urt_job_run(2, &small, t_two_ranks, 500);
