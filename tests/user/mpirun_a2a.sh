@@ -11,7 +11,7 @@ mode=${1:-quick}
 prog=${USNIC_REL_BUILD:?}/tests/mpi_msg_a2a
 here=$(cd "$(dirname "$0")" && pwd)
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false
-export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp
+export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
 fails=0
 run() {
 	local np=$1 out

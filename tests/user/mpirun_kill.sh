@@ -10,7 +10,7 @@ prog=${USNIC_REL_BUILD:?}/tests/mpi_msg_kill
 here=$(cd "$(dirname "$0")" && pwd)
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false UREL_MSG_KEEPALIVE_MS=200
 # The test is built with ASan: leaks of ours fail it, PMIx's own are suppressed.
-export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp
+export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
 np=4
 out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe --enable-recovery -np $np "$prog" 2>&1)
 rc=$?
