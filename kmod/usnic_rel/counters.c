@@ -72,6 +72,9 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",
 	[USNIC_REL_CNT_RX_HOLD_FULL] = "rx_hold_full",
 	[USNIC_REL_CNT_TX_GSO_RUNS] = "tx_gso_runs",
+	[USNIC_REL_CNT_TX_WIN_GROW] = "tx_window_grow",
+	[USNIC_REL_CNT_RX_WIN_GROW] = "rx_window_grow",
+	[USNIC_REL_CNT_WIN_NO_MEMORY] = "window_no_memory",
 	[USNIC_REL_CNT_RX_MSG_ABORTED] = "rx_msg_aborted",
 	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
 };

@@ -3,7 +3,8 @@
  * usnic_rel: fault injection on an endpoint's transmit path, set through
  * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
  * million) so that loss recovery can be tested without netem, and
- * allocation failures on the send path (ep<N>/fault_nomem_every).
+ * allocation failures on the send path (ep<N>/fault_nomem_every) and in
+ * receive window growth (ep<N>/fault_window_nomem_next).
  */
 #ifndef _USNIC_REL_FAULT_H
 #define _USNIC_REL_FAULT_H
@@ -21,6 +22,7 @@ struct usnic_rel_fault {
 	u32 drop_ppm;			/* READ_ONCE: written by debugfs */
 	u32 duplicate_ppm;
 	u32 reorder_ppm;
+	atomic_t window_nomem_next;	/* so many receive window growths fail */
 	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
 	u32 nomem_every;		/* fail every Nth send-path allocation */
 	atomic_t nomem_seen;		/* allocations counted for nomem_every */
@@ -28,12 +30,14 @@ struct usnic_rel_fault {
 	atomic64_t dropped;
 	atomic64_t duplicated;
 	atomic64_t reordered;
+	atomic64_t window_nomem;
 };
 
 int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 			 const union usnic_rel_sockaddr *to,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);
 
