@@ -385,21 +385,29 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 	int ret;
 
 	urel_msg_sink_get(m->sink);
-	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, 0, &m->sink->r, 0);
+	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, &m->sink->r, 0);
 	if (ret)
 		urel_msg_sink_put(m->sink);
 	return ret;
 }
 
-/* Post now, or queue behind sends already waiting for room; under m->lock. */
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req)
+{
+	return urel_msg_post_imm(m, peer, chan, hdr, hlen, data, dlen, 0, done_req);
+}
+
+/* Post now, or queue behind sends already waiting for room; under m->lock. */
+int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
+		      struct urel_msg_req *done_req)
 {
 	struct urel_msg_pending tmp = { .peer = peer,
 					.chan = chan,
 					.hlen = hlen,
 					.data = data,
 					.dlen = dlen,
+					.imm = imm,
 					.done_req = done_req };
 	struct urel_msg_pending *p;
 	int ret;

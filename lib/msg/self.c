@@ -18,7 +18,12 @@ int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *b
 		       uint64_t tag, bool sync)
 {
 	struct urel_msg_handle u = {
-		.m = m, .peer = UREL_MSG_SELF, .op = UREL_MSG_OP_SELF, .len = len, .self = r
+		.m = m,
+		.peer = UREL_MSG_SELF,
+		.op = UREL_MSG_OP_SELF,
+		.len = len,
+		.self = r,
+		.imm = r->st.data,
 	};
 	struct urel_match_entry *e;
 	struct urel_msg_handle *q;
