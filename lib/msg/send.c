@@ -73,20 +73,29 @@ int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uin
 	return urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, len, NULL, 0, NULL);
 }
 
-void urel_msg_free_sends(struct urel_msg *m)
+/* @peer failed: its SACK or FIN will never come. Under m->lock. */
+void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
 {
-	while (m->waiting.head) {
-		struct urel_msg_req *r = m->waiting.head;
+	struct urel_msg_req *r = m->waiting.head, *next;
 
+	for (; r; r = next) {
+		next = r->next;
+		if (r->peer != peer)
+			continue;
 		urel_msg_list_del(&m->waiting, r);
-		if (r->mr)
-			urel_mr_dereg(r->mr);
-		free(r);
+		urel_msg_send_done(r, err);
 	}
 }
 
 UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
 			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
+{
+	return urel_msg_isend_data(m, peer, buf, len, tag, 0, flags, reqp);
+}
+
+UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+				 uint64_t tag, uint64_t data, unsigned int flags,
+				 struct urel_msg_req **reqp)
 {
 	unsigned char hdr[UREL_MSG_HDR_MAX];
 	bool sync = flags & UREL_MSG_SYNC, rndv;
@@ -108,6 +117,20 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 	r->st.peer = peer;
 	r->st.tag = tag;
 	r->st.len = len;
+	r->st.data = data;
+	if (peer == UREL_MSG_SELF) {
+		pthread_mutex_lock(&m->lock);
+		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
+		if (!ret)
+			urel_msg_req_link(m, r);
+		pthread_mutex_unlock(&m->lock);
+		if (ret) {
+			free(r);
+			return ret;
+		}
+		*reqp = r;
+		return 0;
+	}
 	rndv = len > m->attr.eager_max;
 	if (rndv) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
@@ -136,11 +159,11 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 		urel_msg_put64(hdr + sizeof(h) + 16, len);
 		urel_msg_put64(hdr + sizeof(h) + 24, (uint64_t)urel_mr_rkey(r->mr));
 		hlen = UREL_MSG_RTS_HDR;
-		ret = urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, NULL);
+		ret = urel_msg_post_imm(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, data, NULL);
 	} else {
-		ret = urel_msg_post(m, peer,
-				    len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA, hdr,
-				    UREL_MSG_EAGER_HDR, buf, len, sync ? NULL : r);
+		ret = urel_msg_post_imm(m, peer,
+					len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
+					hdr, UREL_MSG_EAGER_HDR, buf, len, data, sync ? NULL : r);
 	}
 	if (ret) {
 		/* Refused outright (nothing queued after it): the sequence number is free again. */
@@ -148,6 +171,7 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 		urel_msg_list_del(&m->waiting, r);
 		goto err;
 	}
+	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	*reqp = r;
 	return 0;
