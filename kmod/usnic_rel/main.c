@@ -126,14 +126,20 @@ static int __init usnic_rel_init(void)
 	if (ret)
 		return ret;
 
+	ret = usnic_rel_peer_cache_init();
+	if (ret)
+		return ret;
 	usnic_rel_wq = alloc_workqueue(KBUILD_MODNAME, WQ_UNBOUND, 0);
-	if (!usnic_rel_wq)
+	if (!usnic_rel_wq) {
+		usnic_rel_peer_cache_exit();
 		return -ENOMEM;
+	}
 	usnic_rel_debugfs_init();
 	ret = usnic_rel_chardev_init();
 	if (ret) {
 		usnic_rel_debugfs_exit();
 		destroy_workqueue(usnic_rel_wq);
+		usnic_rel_peer_cache_exit();
 		return ret;
 	}
 	pr_info("loaded, ABI version %u\n", USNIC_REL_ABI_VERSION);
@@ -146,6 +152,7 @@ static void __exit usnic_rel_exit(void)
 	usnic_rel_debugfs_exit();
 	/* Drains registrations whose last user was the receive path. */
 	destroy_workqueue(usnic_rel_wq);
+	usnic_rel_peer_cache_exit();
 }
 
 module_init(usnic_rel_init);

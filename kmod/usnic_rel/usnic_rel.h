@@ -292,6 +292,8 @@ int usnic_rel_socket_send(struct usnic_rel_ep *ep,
 			  const void *payload, size_t len);
 
 /* peer.c */
+int usnic_rel_peer_cache_init(void);
+void usnic_rel_peer_cache_exit(void);
 int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg);
 int usnic_rel_av_remove(struct usnic_rel_ep *ep, u32 handle);
 void usnic_rel_av_destroy(struct usnic_rel_ep *ep);
