@@ -50,15 +50,19 @@ static inline void urt_ep_unmap(struct urt_ep *ep)
 	}
 }
 
-/* Create an endpoint on @fd bound to @ip:@port and map all its regions. */
-static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t port,
-				struct urt_ep *ep)
+/*
+ * Create an endpoint on @fd bound to @ip:@port with receive buffers of
+ * @rx_buf_size bytes (0: the default) and map all its regions.
+ */
+static inline int urt_ep_create_rx(int fd, int family, const char *ip, uint16_t port,
+				   uint32_t rx_buf_size, struct urt_ep *ep)
 {
 	int ret;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = fd;
 	ep->info.size = sizeof(ep->info);
+	ep->info.rx_buf_size = rx_buf_size;
 	if (urt_addr(&ep->info.addr, family, ip, port))
 		return -EINVAL;
 	ret = urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
@@ -76,6 +80,13 @@ static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t por
 		ep->region[i] = p;
 	}
 	return 0;
+}
+
+/* Create an endpoint on @fd bound to @ip:@port and map all its regions. */
+static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t port,
+				struct urt_ep *ep)
+{
+	return urt_ep_create_rx(fd, family, ip, port, 0, ep);
 }
 
 static inline int urt_ep_destroy(struct urt_ep *ep)
