@@ -144,7 +144,9 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		if (!b)
 			continue;
 		if (b->completes) {
-			usnic_rel_conn_post(ep, b, 0);
+			usnic_rel_conn_post(ep, b,
+					    usnic_rel_send_msg_status(ep, peer,
+								      chan, b));
 			posted = true;
 		}
 		usnic_rel_txbuf_put(b);

@@ -48,6 +48,7 @@ struct usnic_rel_rx_msg {
 	u32 msg_len;
 	u32 received;
 	u64 imm;
+	bool refused;			/* too long: dropped as it comes */
 };
 
 /*
@@ -105,6 +106,11 @@ struct usnic_rel_chan_conn {
 	u32 nr_resps;
 	struct usnic_rel_rx_put put;
 	struct list_head sendq;		/* struct usnic_rel_sq_cur, parked in order */
+	struct {			/* the last message the peer refused */
+		bool valid;
+		u32 epoch;		/* conn->epoch when it said so */
+		u32 msg_id;
+	} refused;
 	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
@@ -134,6 +140,7 @@ struct usnic_rel_conn {
 	u32 remote_incarnation;		/* paired peer's, 0 until verified */
 	u32 prev_incarnation;		/* paired before a restart: stale */
 	u32 tx_isn[USNIC_REL_NR_CHANS];	/* our initial sequences, this epoch */
+	u32 peer_rx_limit;		/* longest message the paired peer takes */
 	u64 cookie;			/* our challenge, redrawn at each pairing */
 	u64 hs_echo;			/* the peer's cookie, echoed in our HELLO */
 	u32 hs_dst;			/* dst_incarnation of our next HELLO */

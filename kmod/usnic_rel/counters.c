@@ -74,6 +74,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_GSO_RUNS] = "tx_gso_runs",
 	[USNIC_REL_CNT_RX_MSG_ABORTED] = "rx_msg_aborted",
 	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
+	[USNIC_REL_CNT_TX_MSG_TOO_BIG] = "tx_msg_too_big",
+	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
 };
 
 /* One endpoint's directory. */

@@ -162,6 +162,8 @@ static void usnic_rel_hs_pair(struct usnic_rel_ep *ep,
 		usnic_rel_count(ep, USNIC_REL_CNT_PEER_RESETS, 1);
 	}
 	conn->remote_incarnation = pkt->src_incarnation;
+	/* Fixed for the incarnation's life: longer sends fail (send.c). */
+	conn->peer_rx_limit = pkt->hello.rx_limit;
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	/* A late copy of this HELLO must not verify a later pairing. */
 	do {
@@ -246,6 +248,7 @@ void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 		pkt.hello.echo = conn->hs_echo;
 		for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 			pkt.hello.isn[i] = conn->tx_isn[i];
+		pkt.hello.rx_limit = ep->rx_buf_size;
 		len = usnic_rel_wire_build(buf, sizeof(buf), &pkt);
 	}
 	conn->hs_owed = false;

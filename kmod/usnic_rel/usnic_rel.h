@@ -124,6 +124,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RX_MSG_ABORTED,	/* a new message began before the last ended */
 	USNIC_REL_CNT_TX_PARKED,	/* sends parked on their peer (window, memory) */
 	USNIC_REL_CNT_RDMA_LOCKED_OUT,	/* refused: the peer guessed too many rkeys */
+	USNIC_REL_CNT_TX_MSG_TOO_BIG,	/* sends failed: longer than the peer receives */
+	USNIC_REL_CNT_TX_REFUSED_TOO_BIG, /* TOO_BIG refusals the peer sent us */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -332,6 +334,12 @@ void usnic_rel_send_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 void usnic_rel_send_parked_cancel(struct usnic_rel_ep *ep,
 				  struct usnic_rel_peer *peer, int status);
 void usnic_rel_send_parked_free(struct usnic_rel_chan_conn *c);
+int usnic_rel_send_msg_status(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      const struct usnic_rel_txbuf *b);
+void usnic_rel_send_msg_refused(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				u32 msg_id);
 
 /* ack.c */
 struct usnic_rel_pkt;
@@ -356,6 +364,9 @@ void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		      const struct usnic_rel_pkt *pkt);
 void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      u32 msg_id);
 
 /* receive.c */
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);

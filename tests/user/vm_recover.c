@@ -282,6 +282,7 @@ static void check_stall(int fd)
 			rx.cookie = htobe64(0xc00c1e);
 			rx.echo = x.cookie;
 			r.type = USNIC_REL_PKT_HELLO;
+			r.rx_limit = htonl(65536);
 			r.flags = h.flags & USNIC_REL_F_ACK_REQ;
 			memcpy(out, &r, sizeof(r));
 			memcpy(out + sizeof(r), &rx, sizeof(rx));
