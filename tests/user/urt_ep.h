@@ -252,6 +252,34 @@ static inline long long urt_debugfs_value(uint32_t debug_id, const char *file, c
 	return found;
 }
 
+/*
+ * Write @value to fault-injection knob fault_@knob of endpoint @debug_id
+ * (debugfs ep<N>/fault_<knob>); 0 or the negative errno of the write.
+ */
+static inline int urt_fault_set_str(uint32_t debug_id, const char *knob, const char *value)
+{
+	char path[96];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s", debug_id, knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The same with a number. */
+static inline int urt_fault_set(uint32_t debug_id, const char *knob, unsigned long long value)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu\n", value);
+	return urt_fault_set_str(debug_id, knob, buf);
+}
+
 /* Counter @name of endpoint @debug_id (debugfs ep<N>/counters); -1 if missing. */
 static inline long long urt_counter(uint32_t debug_id, const char *name)
 {

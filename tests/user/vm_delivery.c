@@ -100,21 +100,6 @@ static int av_remove(struct urt_ep *ep, uint32_t peer)
 	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
 }
 
-static void fault_set(struct urt_ep *ep, const char *knob, unsigned int val)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s", ep->info.debug_id,
-		 knob);
-	f = fopen(path, "w");
-	URT_CHECK(f != NULL);
-	if (!f)
-		return;
-	fprintf(f, "%u\n", val);
-	URT_CHECK_EQ(fclose(f), 0);
-}
-
 static uint8_t *staging(struct urt_ep *ep)
 {
 	return ep->region[USNIC_REL_REGION_STAGING];
@@ -400,9 +385,9 @@ static void check_nomem(void)
 	urt_post_all_rx(&rx);
 	mr.ep_id = rx.info.ep_id;
 	URT_CHECK_EQ(urt_ioctl(rx.fd, USNIC_REL_IOC_REG_MR, &mr), 0);
-	fault_set(&tx, "nomem_every", 3);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 3), 0);
 	/* The target's answers to the PUTs too. */
-	fault_set(&rx, "nomem_every", 2);
+	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 2), 0);
 
 	for (int round = 0; round < NOMEM_ROUNDS; round++) {
 		uint32_t slot = 64 * 1024, base = id, put_len = 6 * mtu + 11;
@@ -471,8 +456,8 @@ out:
 	URT_CHECK(urt_fault_count(&tx, "nomem") > 0);
 	URT_CHECK_EQ(next_rx, id);
 	URT_CHECK(urt_fault_count(&rx, "nomem") > 0);
-	fault_set(&tx, "nomem_every", 0);
-	fault_set(&rx, "nomem_every", 0);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 0), 0);
+	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 0), 0);
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
@@ -573,7 +558,7 @@ static void check_doorbell(void)
 		return;
 	peer = av_insert(&tx, &rx);
 	av_insert(&rx, &tx);
-	fault_set(&tx, "reorder", 200000);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "reorder", 200000), 0);
 	urt_post_all_rx(&rx);
 	child = fork();
 	if (child == 0) {
