@@ -237,6 +237,7 @@ void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	usnic_rel_hs_new_epoch(conn);
 	usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
 	usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+	conn->hs_stats.stalled = stalled;
 	if (stalled)
 		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_STALLED, 1);
 	/* A send parked on the full window fails now, not at the next doorbell. */

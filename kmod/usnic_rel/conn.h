@@ -146,6 +146,15 @@ struct usnic_rel_conn {
 	u32 hs_dst;			/* dst_incarnation of our next HELLO */
 	bool hs_owed;			/* a HELLO must go out (tx_work) */
 	unsigned long hs_next;		/* jiffies: no challenge before this */
+	struct {			/* debugfs: why a peer does not talk */
+		bool hello_sent;	/* by us, since our epoch began */
+		bool stalled;		/* dead by stall_timeout_ms */
+		u32 hellos_sent;
+		u32 hellos_rx;
+		u32 unverified_rx;	/* from incarnations not paired with us */
+		u32 pairings;
+		unsigned long last_rx;	/* jiffies of the peer's last packet, 0: none */
+	} hs_stats;
 	struct usnic_rel_rto rto;
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */

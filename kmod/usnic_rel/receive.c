@@ -479,6 +479,7 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 
 	conn = &peer->conn;
 	spin_lock(&conn->lock);
+	conn->hs_stats.last_rx = jiffies ?: 1;
 	if (conn->state == USNIC_REL_CONN_REMOVED) {
 		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
 				   USNIC_REL_RXV_DEAD_PEER, 0);
