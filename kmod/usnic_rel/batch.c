@@ -94,7 +94,7 @@ void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 				       batch->b[i]->len);
 	}
 	for (i = 0; i < batch->n; i++)
-		usnic_rel_txbuf_put(batch->b[i]);
+		usnic_rel_txbuf_put(ep, batch->b[i]);
 	batch->n = 0;
 	batch->bytes = 0;
 }

@@ -29,6 +29,12 @@ struct usnic_rel_ep;
 struct usnic_rel_peer;
 
 /*
+ * Window slots unused for this long are given back (ep->win_reap): an idle
+ * window is freed after one to two periods.
+ */
+#define USNIC_REL_WIN_REAP_PERIOD	HZ
+
+/*
  * One packet as it goes on the wire, kept until acknowledged so that it can
  * be sent again. The last packet of a send carries its completion.
  */
@@ -36,6 +42,7 @@ struct usnic_rel_txbuf {
 	refcount_t ref;
 	u32 len;
 	bool completes;			/* post @cqe once acknowledged */
+	u32 size;			/* allocated, for ep->tx_buf_bytes */
 	struct usnic_rel_cqe cqe;
 	u8 data[];
 };
@@ -94,10 +101,8 @@ struct usnic_rel_rx_put {
 };
 
 struct usnic_rel_chan_conn {
-	struct usnic_rel_txwin tx;
-	struct usnic_rel_txbuf **txbuf;	/* by usnic_rel_txwin_slot() */
-	struct usnic_rel_rxwin rx;
-	struct sk_buff **held;		/* out of order, by usnic_rel_rxwin_slot() */
+	struct usnic_rel_txwin tx;	/* packets: struct usnic_rel_txbuf */
+	struct usnic_rel_rxwin rx;	/* held packets: struct sk_buff */
 	struct sk_buff_head backlog;	/* in order, waiting for a buffer */
 	struct usnic_rel_rx_msg msg;
 	u32 next_msg_id;
@@ -159,6 +164,7 @@ struct usnic_rel_conn {
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
+	struct list_head win_node;	/* in ep->win_conns while windows have slots */
 	struct timer_list rtx_timer;
 	struct hrtimer ack_timer;
 	struct work_struct tx_work;
@@ -175,18 +181,19 @@ bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 
-struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(u32 len, gfp_t gfp);
+struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(struct usnic_rel_ep *ep, u32 len,
+					      gfp_t gfp);
+void usnic_rel_txbuf_put(struct usnic_rel_ep *ep, struct usnic_rel_txbuf *b);
+int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan);
+int usnic_rel_conn_rx_grow(struct usnic_rel_peer *peer, unsigned int chan,
+			   u32 seq);
+void usnic_rel_win_reap(struct work_struct *work);
 
 /* rdma.c: the one-sided state of a channel when the connection ends. */
 void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,
 			      struct usnic_rel_chan_conn *c, int status);
 void usnic_rel_rdma_free_chan(struct usnic_rel_chan_conn *c);
 bool usnic_rel_rdma_resp_pending(const struct usnic_rel_conn *conn);
-static inline void usnic_rel_txbuf_put(struct usnic_rel_txbuf *b)
-{
-	if (b && refcount_dec_and_test(&b->ref))
-		kfree(b);
-}
 
 /* handshake.c */
 struct usnic_rel_pkt;

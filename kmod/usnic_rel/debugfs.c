@@ -78,12 +78,12 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu rx next %u held %u backlog %u ack_pending %d\n",
+		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu slots %u rx next %u held %u slots %u backlog %u ack_pending %d\n",
 			   i, c->tx.una, c->tx.next,
 			   usnic_rel_txwin_inflight(&c->tx), c->tx.nr_sacked,
 			   c->tx.dup_acks, c->tx.in_recovery, c->retx_timeout,
-			   c->retx_fast, c->rx.next, c->rx.nr_ooo,
-			   skb_queue_len(&c->backlog), c->ack_pending);
+			   c->retx_fast, c->tx.cap, c->rx.next, c->rx.nr_ooo,
+			   c->rx.cap, skb_queue_len(&c->backlog), c->ack_pending);
 	}
 	spin_unlock_bh(&conn->lock);
 }
@@ -105,6 +105,41 @@ static int usnic_rel_peers_show(struct seq_file *s, void *unused)
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_peers);
 
 /*
+ * What the address vector and the windows cost: peers, the kernel structure
+ * of each, the slot arrays of all windows and how many peers have any, and
+ * the packet copies kept for retransmission (none once all sends completed).
+ */
+static int usnic_rel_memory_show(struct seq_file *s, void *unused)
+{
+	struct usnic_rel_ep *ep = s->private;
+	struct usnic_rel_peer *peer;
+	unsigned long handle, peers = 0, active = 0;
+	int i;
+
+	rcu_read_lock();
+	xa_for_each(&ep->peers, handle, peer) {
+		peers++;
+		for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+			if (READ_ONCE(peer->conn.chan[i].tx.cap) ||
+			    READ_ONCE(peer->conn.chan[i].rx.cap)) {
+				active++;
+				break;
+			}
+	}
+	rcu_read_unlock();
+	seq_printf(s, "peers %lu\npeer_struct_bytes %zu\npeers_with_window_slots %lu\nwindow_bytes %ld\ntx_slots_max %d\nrx_slots_max %d\nwindow_shrinks %lld\ntx_buffers %ld\ntx_buffer_bytes %ld\n",
+		   peers, sizeof(struct usnic_rel_peer), active,
+		   atomic_long_read(&ep->win_bytes),
+		   atomic_read(&ep->win_tx_slots_max),
+		   atomic_read(&ep->win_rx_slots_max),
+		   (long long)atomic64_read(&ep->win_shrinks),
+		   atomic_long_read(&ep->tx_bufs),
+		   atomic_long_read(&ep->tx_buf_bytes));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(usnic_rel_memory);
+
+/*
  * The files are removed before the endpoint's reference is dropped, and
  * debugfs_remove() waits for readers, so a reader never sees a freed ep.
  */
@@ -118,6 +153,8 @@ void usnic_rel_debugfs_ep_add(struct usnic_rel_ep *ep)
 			    &usnic_rel_counters_fops);
 	debugfs_create_file("peers", 0444, ep->debugfs, ep,
 			    &usnic_rel_peers_fops);
+	debugfs_create_file("memory", 0444, ep->debugfs, ep,
+			    &usnic_rel_memory_fops);
 	usnic_rel_fault_debugfs_add(ep);
 }
 

@@ -56,6 +56,9 @@ static void usnic_rel_ep_release(struct kref *ref)
 	usnic_rel_ring_free(&ep->rx_free);
 	/* Every held skb was freed with the peers, and gave its charge back. */
 	WARN_ON_ONCE(atomic_long_read(&ep->rx_held_bytes));
+	WARN_ON_ONCE(atomic_long_read(&ep->win_bytes));
+	/* Every packet copy went with its window or its batch. */
+	WARN_ON_ONCE(atomic_long_read(&ep->tx_bufs));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
 	mutex_destroy(&ep->tx_lock);
@@ -236,6 +239,9 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	spin_lock_init(&ep->rx_lock);
 	xa_init_flags(&ep->peers, XA_FLAGS_ALLOC);
 	hash_init(ep->peer_hash);
+	spin_lock_init(&ep->win_lock);
+	INIT_LIST_HEAD(&ep->win_conns);
+	INIT_DELAYED_WORK(&ep->win_reap, usnic_rel_win_reap);
 	ep->ctx = ctx;
 	ep->serial = ++ctx->ep_serial;
 	ep->net = ctx->net;
@@ -308,6 +314,8 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	usnic_rel_socket_close(ep);
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
+	/* Dead: it would not run again, but it may be waiting to. */
+	cancel_delayed_work_sync(&ep->win_reap);
 	usnic_rel_sysfs_ep_remove(ep);
 	/* No sender is left: drop the one-sided ops parked sends held. */
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)

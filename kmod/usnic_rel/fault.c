@@ -12,8 +12,11 @@
  * pinned its first pages, until the knob is set back to 0 (or the caller
  * gets a fatal signal), so that a test can show what does not wait behind
  * pinning; ep<N>/fault's pin_held says how many wait.
- * ep<N>/fault counts what was done. Dropped, duplicated and reordered
- * packets count in tx_packets once.
+ * On the receive side, fault_window_nomem_next = N makes the next N growths
+ * of a receive window fail as if memory ran out (it reads back how many are
+ * left): exactly N, so that a test knows what it caused. ep<N>/fault counts
+ * what was done. Dropped,
+ * duplicated and reordered packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
 #include <linux/random.h>
@@ -99,6 +102,17 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 	return ret;
 }
 
+/* Softirq: should this receive window growth fail? */
+bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	if (atomic_dec_if_positive(&f->window_nomem_next) < 0)
+		return false;
+	atomic64_inc(&f->window_nomem);
+	return true;
+}
+
 /* True when the send path's next allocation is to fail. */
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep)
 {
@@ -159,22 +173,39 @@ static int usnic_rel_fault_rate_set(void *data, u64 val)
 	WRITE_ONCE(*(u32 *)data, val);
 	return 0;
 }
+
+static int usnic_rel_fault_next_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int usnic_rel_fault_next_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(data, val);
+	return 0;
+}
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_rate_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_rate_set, "%llu\n");
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_every_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_every_set, "%llu\n");
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_pin_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_pin_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_next_fops, usnic_rel_fault_next_get,
+			 usnic_rel_fault_next_set, "%llu\n");
 
 static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\npin_held %d\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\npin_held %d\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
 		   (long long)atomic64_read(&f->reordered),
 		   (long long)atomic64_read(&f->nomem),
+		   (long long)atomic64_read(&f->window_nomem),
 		   atomic_read(&f->pin_held));
 	return 0;
 }
@@ -191,6 +222,9 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &f->duplicate_ppm, &usnic_rel_fault_rate_fops);
 	debugfs_create_file_unsafe("fault_reorder", 0600, ep->debugfs,
 				   &f->reorder_ppm, &usnic_rel_fault_rate_fops);
+	debugfs_create_file_unsafe("fault_window_nomem_next", 0600, ep->debugfs,
+				   &f->window_nomem_next,
+				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
 				   &f->nomem_every, &usnic_rel_fault_every_fops);
 	debugfs_create_file_unsafe("fault_pin_hold", 0600, ep->debugfs,

@@ -3,8 +3,9 @@
  * usnic_rel: fault injection on an endpoint's transmit path, set through
  * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
  * million) so that loss recovery can be tested without netem, and
- * allocation failures on the send path (ep<N>/fault_nomem_every), and a
- * registration held part-way through pinning (ep<N>/fault_pin_hold).
+ * allocation failures on the send path (ep<N>/fault_nomem_every) and in
+ * receive window growth (ep<N>/fault_window_nomem_next), and a registration
+ * held part-way through pinning (ep<N>/fault_pin_hold).
  */
 #ifndef _USNIC_REL_FAULT_H
 #define _USNIC_REL_FAULT_H
@@ -22,6 +23,7 @@ struct usnic_rel_fault {
 	u32 drop_ppm;			/* READ_ONCE: written by debugfs */
 	u32 duplicate_ppm;
 	u32 reorder_ppm;
+	atomic_t window_nomem_next;	/* so many receive window growths fail */
 	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
 	u32 nomem_every;		/* fail every Nth send-path allocation */
 	atomic_t nomem_seen;		/* allocations counted for nomem_every */
@@ -29,6 +31,7 @@ struct usnic_rel_fault {
 	atomic64_t dropped;
 	atomic64_t duplicated;
 	atomic64_t reordered;
+	atomic64_t window_nomem;
 	u32 pin_hold;			/* REG_MR waits after its first pages */
 	atomic_t pin_held;		/* registrations waiting on pin_hold */
 };
@@ -37,6 +40,7 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 			 const union usnic_rel_sockaddr *to,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);
 int usnic_rel_fault_pin_wait(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);

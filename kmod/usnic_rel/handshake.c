@@ -126,8 +126,7 @@ static void usnic_rel_hs_release(struct usnic_rel_conn *conn)
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
 		for (s = c->tx.una; s != c->tx.next; s++) {
-			struct usnic_rel_txbuf *b =
-				c->txbuf[usnic_rel_txwin_slot(&c->tx, s)];
+			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(&c->tx, s);
 			struct usnic_rel_hdr h;
 
 			if (!b)

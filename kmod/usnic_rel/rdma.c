@@ -554,6 +554,7 @@ static bool usnic_rel_rdma_send_resp(struct usnic_rel_ep *ep,
 	struct usnic_rel_pkt pkt;
 	u32 room = 0, frag, seq;
 	size_t hlen;
+	int ret;
 
 again:
 	spin_lock_bh(&conn->lock);
@@ -562,7 +563,7 @@ again:
 	if (conn->state != USNIC_REL_CONN_ACTIVE || !r ||
 	    usnic_rel_txwin_full(&c->tx)) {
 		spin_unlock_bh(&conn->lock);
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
 	hlen = usnic_rel_wire_hdr_len(r->type);
@@ -570,10 +571,10 @@ again:
 	if (hlen + frag > room) {
 		/* Allocate where we may sleep, then look again. */
 		spin_unlock_bh(&conn->lock);
-		usnic_rel_txbuf_put(b);
+		usnic_rel_txbuf_put(ep, b);
 		room = hlen + frag;
 		b = usnic_rel_fault_nomem(ep) ? NULL :
-		    usnic_rel_txbuf_alloc(room, GFP_KERNEL_ACCOUNT);
+		    usnic_rel_txbuf_alloc(ep, room, GFP_KERNEL_ACCOUNT);
 		if (!b) {
 			/* The answer stays owed: try again soon. */
 			usnic_rel_send_retry_later(ep);
@@ -593,9 +594,13 @@ again:
 		goto again;
 	}
 	b->len = hlen + frag;
-	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
+	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	if (ret) {
 		spin_unlock_bh(&conn->lock);
-		usnic_rel_txbuf_put(b);
+		/* Slots taken but the window has room: grow, look again. */
+		if (ret == -ENOBUFS && !usnic_rel_conn_tx_grow(peer, chan))
+			goto again;
+		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
 	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
@@ -622,13 +627,13 @@ again:
 	r->sent += frag;
 	if (r->sent == r->len)
 		usnic_rel_rdma_resp_free(c, r);
-	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
 	refcount_inc(&b->ref);
 	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);
 
 	usnic_rel_xmit(ep, peer, b->data, b->len);
-	usnic_rel_txbuf_put(b);
+	usnic_rel_txbuf_put(ep, b);
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return true;
 }

@@ -368,10 +368,10 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 		}
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
 		for (i = 1; i < res.deliver_count; i++) {
-			u32 slot = usnic_rel_rxwin_slot(&c->rx, res.deliver_from + i);
-			struct sk_buff *held = c->held[slot];
+			struct sk_buff *held =
+				usnic_rel_rxwin_take_held(&c->rx,
+							  res.deliver_from + i);
 
-			c->held[slot] = NULL;
 			if (!held)
 				continue;
 			if (skb_queue_empty(&c->backlog) &&
@@ -386,10 +386,13 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 		break;
 	case USNIC_REL_RX_OUT_OF_ORDER:
 		/* Dropped unseen: not SACKed, so the sender sends it again. */
+		if (!usnic_rel_rxwin_fits(&c->rx, pkt->seq) &&
+		    usnic_rel_conn_rx_grow(peer, pkt->channel, pkt->seq))
+			return false;
 		if (!usnic_rel_skb_hold(ep, skb))
 			return false;
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
-		c->held[usnic_rel_rxwin_slot(&c->rx, pkt->seq)] = skb;
+		usnic_rel_rxwin_set_held(&c->rx, pkt->seq, skb);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_OUT_OF_ORDER, 1);
 		kept = true;
 		break;

@@ -19,24 +19,20 @@
 #include "../../include/uapi/usnic_rel_wire.h"
 
 /**
- * usnic_rel_rxwin_init() - set up an empty receive window
+ * usnic_rel_rxwin_init() - set up an empty receive window, with no slots yet
  * @w: the window
  * @size: a power of two up to USNIC_REL_MAX_WINDOW
  * @isn: first sequence number expected
  * @ack_every: acknowledge at least every this many in-order packets (>= 1)
- * @gfp: allocation flags
  *
- * Return: 0, -EINVAL or -ENOMEM.
+ * Return: 0 or -EINVAL.
  */
 int usnic_rel_rxwin_init(struct usnic_rel_rxwin *w, u32 size, u32 isn,
-			 u32 ack_every, gfp_t gfp)
+			 u32 ack_every)
 {
 	memset(w, 0, sizeof(*w));
 	if (!is_power_of_2(size) || size > USNIC_REL_MAX_WINDOW || !ack_every)
 		return -EINVAL;
-	w->ooo = bitmap_zalloc(size, gfp);
-	if (!w->ooo)
-		return -ENOMEM;
 	w->size = size;
 	w->next = isn;
 	w->ack_every = ack_every;
@@ -44,20 +40,196 @@ int usnic_rel_rxwin_init(struct usnic_rel_rxwin *w, u32 size, u32 isn,
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_init);
 
+/* Bytes of slot arrays a window of @cap slots holds. */
+size_t usnic_rel_rxwin_bytes(u32 cap)
+{
+	return cap ? BITS_TO_LONGS(cap) * sizeof(long) + cap * sizeof(void *) : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_bytes);
+
+/**
+ * usnic_rel_rxwin_arrays_alloc() - allocate slot arrays for a resize
+ * @cap: slots, a power of two
+ * @ooo: set to the bitmap
+ * @held: set to the caller's packet array
+ * @gfp: allocation flags; only a context that may sleep uses vmalloc
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int usnic_rel_rxwin_arrays_alloc(u32 cap, unsigned long **ooo, void ***held,
+				 gfp_t gfp)
+{
+	*ooo = bitmap_zalloc(cap, gfp);
+	if (gfpflags_allow_blocking(gfp))
+		*held = kvcalloc(cap, sizeof(**held), gfp);
+	else
+		*held = kcalloc(cap, sizeof(**held), gfp);
+	if (*ooo && *held)
+		return 0;
+	usnic_rel_rxwin_arrays_free(*ooo, *held);
+	*ooo = NULL;
+	*held = NULL;
+	return -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_arrays_alloc);
+
+void usnic_rel_rxwin_arrays_free(unsigned long *ooo, void **held)
+{
+	bitmap_free(ooo);
+	kvfree(held);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_arrays_free);
+
+/**
+ * usnic_rel_rxwin_grow_cap() - slots needed to hold out-of-order @seq
+ * @w: the window
+ * @seq: a sequence classified USNIC_REL_RX_OUT_OF_ORDER that does not fit
+ *
+ * Return: the smallest power of two holding it, at least double the slots
+ * now and USNIC_REL_MIN_WINDOW, at most @size; 0 if it fits already or is
+ * not in the window at all.
+ */
+u32 usnic_rel_rxwin_grow_cap(const struct usnic_rel_rxwin *w, u32 seq)
+{
+	u32 ahead = seq - w->next, cap;
+
+	if (ahead < w->cap || ahead >= w->size)
+		return 0;
+	cap = max_t(u32, USNIC_REL_MIN_WINDOW, w->cap * 2);
+	cap = max_t(u32, cap, roundup_pow_of_two(ahead + 1));
+	return min(cap, w->size);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_grow_cap);
+
+/* One past the furthest sequence held, as a distance from next. */
+static u32 usnic_rel_rxwin_held_end(const struct usnic_rel_rxwin *w)
+{
+	u32 i, end = 0;
+
+	if (!w->nr_ooo)
+		return 0;
+	for (i = 0; i < w->cap; i++)
+		if (test_bit(usnic_rel_rxwin_slot(w, w->next + i), w->ooo))
+			end = i + 1;
+	return end;
+}
+
+/**
+ * usnic_rel_rxwin_shrink_cap() - slots the window needs, looking back
+ * @w: the window
+ *
+ * Called periodically; starts a new period. A window that held nothing for
+ * a whole period needs no slots; otherwise twice the furthest it held
+ * ahead in the period, and at least what it holds now. Never more than it
+ * has.
+ *
+ * Return: the slots to keep: @cap for no change, less to shrink, 0 to free.
+ */
+u32 usnic_rel_rxwin_shrink_cap(struct usnic_rel_rxwin *w)
+{
+	u32 end = usnic_rel_rxwin_held_end(w);
+	u32 peak = max(w->peak, end), want;
+
+	w->peak = end;
+	if (!peak)
+		return 0;
+	want = max_t(u32, USNIC_REL_MIN_WINDOW, roundup_pow_of_two(2 * peak));
+	return min(want, w->cap);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_shrink_cap);
+
+/**
+ * usnic_rel_rxwin_resize() - move the window onto arrays of @cap slots
+ * @w: the window
+ * @cap: 0 (to free: nothing may be held) or a power of two up to @size
+ * @ooo: in: the new zeroed bitmap (NULL for 0); out: the old one
+ * @held: in: the new zeroed packet array (NULL for 0); out: the old one
+ *
+ * Every held sequence, its bit and its packet, moves to its index in the
+ * new arrays. The caller frees what comes back in @ooo and @held in both
+ * cases.
+ *
+ * Return: 0, -EINVAL for a bad @cap, or -EBUSY when a held sequence would
+ * not fit (the arrays are then left as they were).
+ */
+int usnic_rel_rxwin_resize(struct usnic_rel_rxwin *w, u32 cap,
+			   unsigned long **ooo, void ***held)
+{
+	unsigned long *old_ooo = w->ooo;
+	void **old_held = w->held;
+	u32 i;
+
+	if (cap > w->size || (cap && !is_power_of_2(cap)) ||
+	    !cap != !*ooo || !cap != !*held)
+		return -EINVAL;
+	if (usnic_rel_rxwin_held_end(w) > cap)
+		return -EBUSY;
+	for (i = 0; w->nr_ooo && i < w->cap; i++) {
+		u32 seq = w->next + i;
+		u32 from = seq & (w->cap - 1), to = seq & (cap - 1);
+
+		if (!test_bit(from, old_ooo))
+			continue;
+		__set_bit(to, *ooo);
+		(*held)[to] = old_held[from];
+	}
+	w->ooo = *ooo;
+	w->held = *held;
+	w->cap = cap;
+	*ooo = old_ooo;
+	*held = old_held;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_resize);
+
+/**
+ * usnic_rel_rxwin_grow() - allocate the slots to hold @seq, in one go
+ * @w: the window
+ * @seq: a sequence classified USNIC_REL_RX_OUT_OF_ORDER
+ * @gfp: allocation flags
+ *
+ * Return: 0 (it fits now, or growing cannot help) or -ENOMEM.
+ */
+int usnic_rel_rxwin_grow(struct usnic_rel_rxwin *w, u32 seq, gfp_t gfp)
+{
+	u32 cap = usnic_rel_rxwin_grow_cap(w, seq);
+	unsigned long *ooo;
+	void **held;
+
+	if (!cap)
+		return 0;
+	if (usnic_rel_rxwin_arrays_alloc(cap, &ooo, &held, gfp))
+		return -ENOMEM;
+	/* Cannot fail: cap is valid and above everything held. */
+	WARN_ON_ONCE(usnic_rel_rxwin_resize(w, cap, &ooo, &held));
+	usnic_rel_rxwin_arrays_free(ooo, held);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_grow);
+
 void usnic_rel_rxwin_destroy(struct usnic_rel_rxwin *w)
 {
-	bitmap_free(w->ooo);
+	usnic_rel_rxwin_arrays_free(w->ooo, w->held);
 	w->ooo = NULL;
+	w->held = NULL;
+	w->cap = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_destroy);
 
-/* The peer restarted: forget everything it sent before. */
+/*
+ * The peer restarted: forget everything it sent before. The caller freed
+ * its held packets; the arrays stay, emptied.
+ */
 void usnic_rel_rxwin_reset(struct usnic_rel_rxwin *w, u32 isn)
 {
-	bitmap_zero(w->ooo, w->size);
+	if (w->cap) {
+		bitmap_zero(w->ooo, w->cap);
+		memset(w->held, 0, w->cap * sizeof(*w->held));
+	}
 	w->next = isn;
 	w->nr_ooo = 0;
 	w->unacked = 0;
+	w->peak = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_reset);
 
@@ -78,9 +250,12 @@ enum usnic_rel_rx_class usnic_rel_rxwin_classify(const struct usnic_rel_rxwin *w
 
 	if (!ahead)
 		return USNIC_REL_RX_IN_ORDER;
-	if (ahead < w->size)
+	/* Beyond the slots allocated nothing is held yet. */
+	if (ahead < w->cap)
 		return test_bit(usnic_rel_rxwin_slot(w, seq), w->ooo) ?
 		       USNIC_REL_RX_DUPLICATE : USNIC_REL_RX_OUT_OF_ORDER;
+	if (ahead < w->size)
+		return USNIC_REL_RX_OUT_OF_ORDER;
 	/*
 	 * Behind next: delivered already. A sender never resends below its
 	 * una, which is at most a window behind our next.
@@ -99,8 +274,10 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_classify);
  * @res: the class, what became deliverable in order, and the ACK decision
  *
  * An in-order packet is deliverable with every held packet that follows it
- * without a gap; an out-of-order one must be held by the caller in slot
- * usnic_rel_rxwin_slot(); duplicates and out-of-window packets are dropped.
+ * without a gap (usnic_rel_rxwin_take_held() gives them back); an
+ * out-of-order one must fit the slots (usnic_rel_rxwin_fits()) and be kept
+ * with usnic_rel_rxwin_set_held(); duplicates and out-of-window packets are
+ * dropped.
  *
  * ACK at once when something looks wrong to the sender (a duplicate means
  * our ACK was lost, a gap means its packet was), when a gap just filled so
@@ -132,8 +309,15 @@ void usnic_rel_rxwin_receive(struct usnic_rel_rxwin *w, u32 seq, bool ack_req,
 			res->ack = USNIC_REL_ACK_DELAYED;
 		break;
 	case USNIC_REL_RX_OUT_OF_ORDER:
+		if (WARN_ON_ONCE(!usnic_rel_rxwin_fits(w, seq))) {
+			/* The caller's bug: not taken, so never acknowledged. */
+			res->class = USNIC_REL_RX_OUT_OF_WINDOW;
+			break;
+		}
 		__set_bit(usnic_rel_rxwin_slot(w, seq), w->ooo);
 		w->nr_ooo++;
+		if (seq - w->next >= w->peak)
+			w->peak = seq - w->next + 1;
 		break;
 	case USNIC_REL_RX_DUPLICATE:
 	case USNIC_REL_RX_OUT_OF_WINDOW:
@@ -151,7 +335,7 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_receive);
 void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
 			       u64 *sack)
 {
-	u32 i, n = min_t(u32, USNIC_REL_WIRE_SACK_BITS, w->size - 1);
+	u32 i, n = min_t(u32, USNIC_REL_WIRE_SACK_BITS, w->cap ? w->cap - 1 : 0);
 	u64 bits = 0;
 
 	for (i = 0; w->nr_ooo && i < n; i++)

@@ -22,8 +22,11 @@ enum usnic_rel_ack_decision {
 };
 
 struct usnic_rel_rxwin {
-	unsigned long *ooo;	/* bit seq & (size - 1): held out of order */
-	u32 size;		/* a power of two */
+	unsigned long *ooo;	/* bit seq & (cap - 1): held out of order */
+	void **held;		/* the caller's packet of each bit, same index */
+	u32 size;		/* accepted ahead of next: a power of two */
+	u32 cap;		/* slots allocated: 0, or a power of two <= size */
+	u32 peak;		/* furthest held ahead since the last shrink check */
 	u32 next;		/* next in-order sequence: the cumulative ACK */
 	u32 nr_ooo;		/* bits set in @ooo */
 	u32 unacked;		/* in-order arrivals since the last ACK */
@@ -38,8 +41,17 @@ struct usnic_rel_rx_result {
 };
 
 int usnic_rel_rxwin_init(struct usnic_rel_rxwin *w, u32 size, u32 isn,
-			 u32 ack_every, gfp_t gfp);
+			 u32 ack_every);
 void usnic_rel_rxwin_destroy(struct usnic_rel_rxwin *w);
+u32 usnic_rel_rxwin_grow_cap(const struct usnic_rel_rxwin *w, u32 seq);
+u32 usnic_rel_rxwin_shrink_cap(struct usnic_rel_rxwin *w);
+int usnic_rel_rxwin_arrays_alloc(u32 cap, unsigned long **ooo, void ***held,
+				 gfp_t gfp);
+void usnic_rel_rxwin_arrays_free(unsigned long *ooo, void **held);
+int usnic_rel_rxwin_resize(struct usnic_rel_rxwin *w, u32 cap,
+			   unsigned long **ooo, void ***held);
+int usnic_rel_rxwin_grow(struct usnic_rel_rxwin *w, u32 seq, gfp_t gfp);
+size_t usnic_rel_rxwin_bytes(u32 cap);
 void usnic_rel_rxwin_reset(struct usnic_rel_rxwin *w, u32 isn);
 enum usnic_rel_rx_class usnic_rel_rxwin_classify(const struct usnic_rel_rxwin *w,
 						 u32 seq);
@@ -49,11 +61,40 @@ void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
 			       u64 *sack);
 void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w);
 
-/* Index of @seq's slot in the caller's out-of-order packet array. */
+/* Index of @seq's slot. The window has slots (@cap > 0). */
 static inline u32 usnic_rel_rxwin_slot(const struct usnic_rel_rxwin *w,
 				       u32 seq)
 {
-	return seq & (w->size - 1);
+	return seq & (w->cap - 1);
+}
+
+/*
+ * An out-of-order @seq can be held in the slots allocated: if not, the
+ * caller grows the window (usnic_rel_rxwin_grow_cap()) or drops the packet
+ * unseen before usnic_rel_rxwin_receive().
+ */
+static inline bool usnic_rel_rxwin_fits(const struct usnic_rel_rxwin *w,
+					u32 seq)
+{
+	return seq - w->next < w->cap;
+}
+
+/* Keep the caller's packet for @seq, just taken out of order. */
+static inline void usnic_rel_rxwin_set_held(struct usnic_rel_rxwin *w, u32 seq,
+					    void *pkt)
+{
+	w->held[usnic_rel_rxwin_slot(w, seq)] = pkt;
+}
+
+/* Take back the caller's packet for @seq, delivered in order now. */
+static inline void *usnic_rel_rxwin_take_held(struct usnic_rel_rxwin *w,
+					      u32 seq)
+{
+	void **p = &w->held[usnic_rel_rxwin_slot(w, seq)];
+	void *pkt = *p;
+
+	*p = NULL;
+	return pkt;
 }
 
 #endif /* _USNIC_REL_RXWIN_H */

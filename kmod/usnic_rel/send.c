@@ -182,7 +182,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		advance = frag;
 	}
 	b = usnic_rel_fault_nomem(ep) ? NULL :
-	    usnic_rel_txbuf_alloc(hlen + frag, GFP_KERNEL_ACCOUNT);
+	    usnic_rel_txbuf_alloc(ep, hlen + frag, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	if (sqe->flags & USNIC_REL_SQE_INLINE)
@@ -193,6 +193,7 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 	if (frag)
 		memcpy(b->data + hlen, payload + cur->sent, frag);
 
+relock:
 	spin_lock_bh(&conn->lock);
 	/* The target refused a PUT early, or the peer died: all said. */
 	if (usnic_rel_rdma_finished(cur))
@@ -216,10 +217,18 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		if (ret)
 			goto unlock_abort;
 	}
-	if (usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq)) {
-		ret = -ENOSPC;
-		goto unlock;
+	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	if (ret == -ENOBUFS) {
+		/* The window may hold more than it has slots for: grow it. */
+		spin_unlock_bh(&conn->lock);
+		ret = usnic_rel_conn_tx_grow(peer, chan);
+		if (!ret)
+			goto relock;
+		usnic_rel_txbuf_put(ep, b);
+		return ret;
 	}
+	if (ret)
+		goto unlock;
 	if (!cur->sent)
 		cur->epoch = conn->epoch;
 	usnic_rel_pkt_init(ep, peer, &pkt, type, chan);
@@ -249,7 +258,8 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 		b->cqe.opcode = sqe->opcode;
 		b->cqe.channel = chan;
 	}
-	c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)] = b;
+	/* The window takes the allocation's reference; the batch gets its own. */
+	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
 	usnic_rel_rtx_timer_arm(peer, false);
 	if (!conn->remote_incarnation) {
 		/* Held in the window until the handshake pairs the peer. */
@@ -270,7 +280,7 @@ unlock_abort:
 	usnic_rel_rdma_cur_unlink(cur);
 unlock:
 	spin_unlock_bh(&conn->lock);
-	usnic_rel_txbuf_put(b);
+	usnic_rel_txbuf_put(ep, b);
 	return ret;
 }
 
@@ -629,7 +639,7 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
 
 	for (seq = c->tx.next; seq != c->tx.una; seq--) {
 		u32 slot = usnic_rel_txwin_slot(&c->tx, seq - 1);
-		struct usnic_rel_txbuf *b = c->txbuf[slot];
+		struct usnic_rel_txbuf *b = c->tx.pkts[slot];
 
 		if (c->tx.slots[slot].sacked || !b)
 			continue;
@@ -671,7 +681,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 		while (n < USNIC_REL_RETX_BATCH &&
 		       usnic_rel_txwin_next_retx(&c->tx, &seq, end)) {
 			struct usnic_rel_txbuf *b =
-				c->txbuf[usnic_rel_txwin_slot(&c->tx, seq)];
+				usnic_rel_txwin_pkt(&c->tx, seq);
 
 			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
 			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,
@@ -695,7 +705,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 
 	for (i = 0; i < n; i++) {
 		usnic_rel_xmit(ep, peer, batch[i]->data, batch[i]->len);
-		usnic_rel_txbuf_put(batch[i]);
+		usnic_rel_txbuf_put(ep, batch[i]);
 	}
 	return more;
 }

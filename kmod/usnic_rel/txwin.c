@@ -19,23 +19,18 @@
 #include "../../include/uapi/usnic_rel_wire.h"
 
 /**
- * usnic_rel_txwin_init() - set up an empty send window
+ * usnic_rel_txwin_init() - set up an empty send window, with no slots yet
  * @w: the window
- * @size: slots, a power of two up to USNIC_REL_MAX_WINDOW
+ * @size: most packets in flight, a power of two up to USNIC_REL_MAX_WINDOW
  * @isn: first sequence number to send
- * @gfp: allocation flags
  *
- * Return: 0, -EINVAL for a bad @size, or -ENOMEM.
+ * Return: 0, or -EINVAL for a bad @size.
  */
-int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
-			 gfp_t gfp)
+int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn)
 {
 	memset(w, 0, sizeof(*w));
 	if (!is_power_of_2(size) || size > USNIC_REL_MAX_WINDOW)
 		return -EINVAL;
-	w->slots = kvcalloc(size, sizeof(*w->slots), gfp);
-	if (!w->slots)
-		return -ENOMEM;
 	w->size = size;
 	w->una = isn;
 	w->next = isn;
@@ -44,10 +39,167 @@ int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_init);
 
+/* Bytes of slot arrays a window of @cap slots holds. */
+size_t usnic_rel_txwin_bytes(u32 cap)
+{
+	return (size_t)cap * (sizeof(struct usnic_rel_tx_slot) + sizeof(void *));
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_bytes);
+
+/**
+ * usnic_rel_txwin_arrays_alloc() - allocate slot arrays for a resize
+ * @cap: slots, a power of two
+ * @slots: set to the slot array
+ * @pkts: set to the caller's packet array
+ * @gfp: allocation flags; only a context that may sleep uses vmalloc
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int usnic_rel_txwin_arrays_alloc(u32 cap, struct usnic_rel_tx_slot **slots,
+				 void ***pkts, gfp_t gfp)
+{
+	if (gfpflags_allow_blocking(gfp)) {
+		*slots = kvcalloc(cap, sizeof(**slots), gfp);
+		*pkts = kvcalloc(cap, sizeof(**pkts), gfp);
+	} else {
+		*slots = kcalloc(cap, sizeof(**slots), gfp);
+		*pkts = kcalloc(cap, sizeof(**pkts), gfp);
+	}
+	if (*slots && *pkts)
+		return 0;
+	usnic_rel_txwin_arrays_free(*slots, *pkts);
+	*slots = NULL;
+	*pkts = NULL;
+	return -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_arrays_alloc);
+
+void usnic_rel_txwin_arrays_free(struct usnic_rel_tx_slot *slots, void **pkts)
+{
+	kvfree(slots);
+	kvfree(pkts);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_arrays_free);
+
+/**
+ * usnic_rel_txwin_grow_cap() - slots to allocate before the next push
+ * @w: the window
+ *
+ * Return: 0 when the window has a free slot or the protocol window is full
+ * (growing would not help), else double the slots (at least
+ * USNIC_REL_MIN_WINDOW, at most @size).
+ */
+u32 usnic_rel_txwin_grow_cap(const struct usnic_rel_txwin *w)
+{
+	u32 inflight = usnic_rel_txwin_inflight(w);
+
+	if (inflight < w->cap || inflight >= w->size)
+		return 0;
+	return min(max_t(u32, USNIC_REL_MIN_WINDOW, w->cap * 2), w->size);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_grow_cap);
+
+/**
+ * usnic_rel_txwin_shrink_cap() - slots the window needs, looking back
+ * @w: the window
+ *
+ * Called periodically; starts a new period. A window that had nothing in
+ * flight for a whole period needs no slots; one that used less than half
+ * of its slots at its busiest needs twice that peak (so that it does not
+ * grow again at once). Never more than it has.
+ *
+ * Return: the slots to keep: @cap for no change, less to shrink, 0 to free.
+ */
+u32 usnic_rel_txwin_shrink_cap(struct usnic_rel_txwin *w)
+{
+	u32 inflight = usnic_rel_txwin_inflight(w);
+	u32 peak = max(w->peak, inflight), want;
+
+	w->peak = inflight;
+	if (!peak)
+		return 0;
+	want = max_t(u32, USNIC_REL_MIN_WINDOW, roundup_pow_of_two(2 * peak));
+	return min(want, w->cap);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_shrink_cap);
+
+/**
+ * usnic_rel_txwin_resize() - move the window onto arrays of @cap slots
+ * @w: the window
+ * @cap: 0 (to free the arrays: nothing may be in flight) or a power of two
+ *	up to @size, holding at least what is in flight
+ * @slots: in: the new slot array (NULL for 0); out: the old one
+ * @pkts: in: the new packet array (NULL for 0); out: the old one
+ *
+ * The new arrays come from usnic_rel_txwin_arrays_alloc(@cap) and are
+ * zeroed; every in-flight slot, its SACK state and its packet, moves to its
+ * index in the new arrays, so nothing the ACK and retransmit logic knows is
+ * lost. The caller frees what comes back in @slots and @pkts in both cases.
+ *
+ * Return: 0, -EINVAL for a bad @cap, -EBUSY when @cap is smaller than what
+ * is in flight (the arrays are then left as they were).
+ */
+int usnic_rel_txwin_resize(struct usnic_rel_txwin *w, u32 cap,
+			   struct usnic_rel_tx_slot **slots, void ***pkts)
+{
+	struct usnic_rel_tx_slot *old_slots = w->slots;
+	void **old_pkts = w->pkts;
+	u32 seq;
+
+	if (cap > w->size || (cap && !is_power_of_2(cap)) ||
+	    !cap != !*slots || !cap != !*pkts)
+		return -EINVAL;
+	if (usnic_rel_txwin_inflight(w) > cap)
+		return -EBUSY;
+	for (seq = w->una; seq != w->next; seq++) {
+		u32 from = seq & (w->cap - 1), to = seq & (cap - 1);
+
+		(*slots)[to] = old_slots[from];
+		(*pkts)[to] = old_pkts[from];
+	}
+	w->slots = *slots;
+	w->pkts = *pkts;
+	w->cap = cap;
+	*slots = old_slots;
+	*pkts = old_pkts;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_resize);
+
+/**
+ * usnic_rel_txwin_grow() - allocate what the next push needs, in one go
+ * @w: the window
+ * @gfp: allocation flags
+ *
+ * For callers that may allocate where they are; the connection drops its
+ * lock around the allocation instead and uses the steps above.
+ *
+ * Return: 0 (the next push will not fail for want of slots, or the protocol
+ * window is full), or -ENOMEM.
+ */
+int usnic_rel_txwin_grow(struct usnic_rel_txwin *w, gfp_t gfp)
+{
+	struct usnic_rel_tx_slot *slots;
+	u32 cap = usnic_rel_txwin_grow_cap(w);
+	void **pkts;
+
+	if (!cap)
+		return 0;
+	if (usnic_rel_txwin_arrays_alloc(cap, &slots, &pkts, gfp))
+		return -ENOMEM;
+	/* Cannot fail: cap is valid and above what is in flight. */
+	WARN_ON_ONCE(usnic_rel_txwin_resize(w, cap, &slots, &pkts));
+	usnic_rel_txwin_arrays_free(slots, pkts);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_grow);
+
 void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w)
 {
-	kvfree(w->slots);
+	usnic_rel_txwin_arrays_free(w->slots, w->pkts);
 	w->slots = NULL;
+	w->pkts = NULL;
+	w->cap = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_destroy);
 
@@ -57,17 +209,23 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_destroy);
  * @isn: first sequence number to send
  *
  * The caller first completes (with an error) and frees whatever it still
- * holds for the packets in flight.
+ * holds for the packets in flight. The arrays stay, emptied.
  */
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
 {
 	struct usnic_rel_tx_slot *slots = w->slots;
-	u32 size = w->size;
+	void **pkts = w->pkts;
+	u32 size = w->size, cap = w->cap;
 
-	memset(slots, 0, size * sizeof(*slots));
+	if (cap) {
+		memset(slots, 0, cap * sizeof(*slots));
+		memset(pkts, 0, cap * sizeof(*pkts));
+	}
 	memset(w, 0, sizeof(*w));
 	w->slots = slots;
+	w->pkts = pkts;
 	w->size = size;
+	w->cap = cap;
 	w->una = isn;
 	w->next = isn;
 	w->sack_end = isn;
@@ -80,14 +238,21 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);
  * @now_ns: transmission time
  * @seq: set to the packet's sequence number
  *
- * Return: 0, or -ENOSPC when the window is full.
+ * Return: 0, -ENOSPC when the window is full, or -ENOBUFS when it is not
+ * but all its slots are taken: usnic_rel_txwin_grow_cap() says how many to
+ * allocate.
  */
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 {
+	u32 inflight = usnic_rel_txwin_inflight(w);
 	struct usnic_rel_tx_slot *s;
 
-	if (usnic_rel_txwin_full(w))
+	if (inflight >= w->size)
 		return -ENOSPC;
+	if (unlikely(inflight >= w->cap))
+		return -ENOBUFS;
+	if (inflight >= w->peak)
+		w->peak = inflight + 1;
 	s = &w->slots[usnic_rel_txwin_slot(w, w->next)];
 	s->sent_ns = now_ns;
 	s->first_ns = now_ns;
@@ -320,10 +485,11 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_retx);
 void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 				   u64 now_ns)
 {
-	struct usnic_rel_tx_slot *s = &w->slots[usnic_rel_txwin_slot(w, seq)];
+	struct usnic_rel_tx_slot *s;
 
 	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
 		return;
+	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
 	s->sent_ns = now_ns;
 	s->epoch = w->epoch;
 	if (s->retx < U16_MAX)

@@ -11,12 +11,18 @@
 
 /* Largest send or receive window, as in usNIC. */
 #define USNIC_REL_MAX_WINDOW	4096
+/*
+ * Fewest slots a window allocates. The slot arrays of both windows start
+ * empty, are allocated on first use and double while what is in flight (or
+ * held) needs it, up to the protocol window; an idle window gives them back.
+ */
+#define USNIC_REL_MIN_WINDOW	16
 /* Duplicate ACKs, or SACKed packets above a hole, that mean a loss. */
 #define USNIC_REL_DUPACK_THRESH	3
 
 /*
- * Per in-flight packet. The caller keeps the packet itself in its own array
- * indexed by usnic_rel_txwin_slot().
+ * Per in-flight packet. The caller's copy of the packet itself is in @pkts,
+ * at the same index, so that it moves with the slot when the window resizes.
  */
 struct usnic_rel_tx_slot {
 	u64 sent_ns;	/* last (re)transmission, for RTT samples */
@@ -27,8 +33,11 @@ struct usnic_rel_tx_slot {
 };
 
 struct usnic_rel_txwin {
-	struct usnic_rel_tx_slot *slots;
-	u32 size;	/* slots, a power of two */
+	struct usnic_rel_tx_slot *slots;	/* @cap of them, or NULL */
+	void **pkts;	/* the caller's packet of each slot, or NULL */
+	u32 size;	/* most packets in flight, a power of two */
+	u32 cap;	/* slots allocated: 0, or a power of two <= @size */
+	u32 peak;	/* most in flight since usnic_rel_txwin_shrink_cap() */
 	u32 una;	/* oldest unacknowledged sequence */
 	u32 next;	/* next sequence to send */
 	u32 sack_end;	/* one past the highest SACKed sequence, at least una */
@@ -54,9 +63,17 @@ struct usnic_rel_ack_result {
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
 };
 
-int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn,
-			 gfp_t gfp);
+int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn);
 void usnic_rel_txwin_destroy(struct usnic_rel_txwin *w);
+u32 usnic_rel_txwin_grow_cap(const struct usnic_rel_txwin *w);
+u32 usnic_rel_txwin_shrink_cap(struct usnic_rel_txwin *w);
+int usnic_rel_txwin_arrays_alloc(u32 cap, struct usnic_rel_tx_slot **slots,
+				 void ***pkts, gfp_t gfp);
+void usnic_rel_txwin_arrays_free(struct usnic_rel_tx_slot *slots, void **pkts);
+int usnic_rel_txwin_resize(struct usnic_rel_txwin *w, u32 cap,
+			   struct usnic_rel_tx_slot **slots, void ***pkts);
+int usnic_rel_txwin_grow(struct usnic_rel_txwin *w, gfp_t gfp);
+size_t usnic_rel_txwin_bytes(u32 cap);
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
 enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
@@ -78,19 +95,44 @@ static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 /* When the oldest packet in flight was first sent; only if one is. */
 static inline u64 usnic_rel_txwin_oldest_ns(const struct usnic_rel_txwin *w)
 {
-	return w->slots[w->una & (w->size - 1)].first_ns;
+	return w->slots[w->una & (w->cap - 1)].first_ns;
 }
 
+/* The protocol window is full: no more may be sent until an ACK. */
 static inline bool usnic_rel_txwin_full(const struct usnic_rel_txwin *w)
 {
 	return usnic_rel_txwin_inflight(w) >= w->size;
 }
 
-/* Index of @seq's slot, in this window and in the caller's packet array. */
+/* Index of in-flight @seq's slot. The window has slots (@cap > 0). */
 static inline u32 usnic_rel_txwin_slot(const struct usnic_rel_txwin *w,
 				       u32 seq)
 {
-	return seq & (w->size - 1);
+	return seq & (w->cap - 1);
+}
+
+/* The caller's packet for in-flight @seq (NULL if none was set). */
+static inline void *usnic_rel_txwin_pkt(const struct usnic_rel_txwin *w,
+					u32 seq)
+{
+	return w->pkts[usnic_rel_txwin_slot(w, seq)];
+}
+
+static inline void usnic_rel_txwin_set_pkt(struct usnic_rel_txwin *w, u32 seq,
+					   void *pkt)
+{
+	w->pkts[usnic_rel_txwin_slot(w, seq)] = pkt;
+}
+
+/* Take the caller's packet of in-flight @seq out of the window. */
+static inline void *usnic_rel_txwin_take_pkt(struct usnic_rel_txwin *w,
+					     u32 seq)
+{
+	void **p = &w->pkts[usnic_rel_txwin_slot(w, seq)];
+	void *pkt = *p;
+
+	*p = NULL;
+	return pkt;
 }
 
 #endif /* _USNIC_REL_TXWIN_H */

@@ -124,6 +124,9 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RX_MSG_ABORTED,	/* a new message began before the last ended */
 	USNIC_REL_CNT_TX_PARKED,	/* sends parked on their peer (window, memory) */
 	USNIC_REL_CNT_RDMA_LOCKED_OUT,	/* refused: the peer guessed too many rkeys */
+	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
+	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
+	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
 	USNIC_REL_CNT_TX_MSG_TOO_BIG,	/* sends failed: longer than the peer receives */
 	USNIC_REL_CNT_TX_REFUSED_TOO_BIG, /* TOO_BIG refusals the peer sent us */
 	USNIC_REL_NR_COUNTERS
@@ -201,6 +204,16 @@ struct usnic_rel_ep {
 
 	struct xarray peers;		/* handle -> peer; changes under ctx->lock */
 	DECLARE_HASHTABLE(peer_hash, 8);	/* by address, RCU */
+
+	spinlock_t win_lock;		/* win_conns; nests inside conn->lock */
+	struct list_head win_conns;	/* connections whose windows have slots */
+	struct delayed_work win_reap;	/* gives unused window slots back (conn.c) */
+	atomic_long_t win_bytes;	/* slot arrays of all its windows */
+	atomic_t win_tx_slots_max;	/* most slots a send window had */
+	atomic_t win_rx_slots_max;	/* most slots a receive window had */
+	atomic64_t win_shrinks;		/* windows that gave slots back (reaper) */
+	atomic_long_t tx_bufs;		/* live packet copies (usnic_rel_txbuf) */
+	atomic_long_t tx_buf_bytes;	/* and what they were allocated */
 
 	atomic64_t counters[USNIC_REL_NR_COUNTERS];
 	struct dentry *debugfs;

@@ -10,7 +10,23 @@
 static void tw_init(struct kunit *test, struct usnic_rel_txwin *w, u32 size,
 		    u32 isn)
 {
-	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(w, size, isn, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(w, size, isn), 0);
+	KUNIT_EXPECT_EQ(test, w->cap, 0);
+	KUNIT_EXPECT_PTR_EQ(test, w->slots, NULL);
+}
+
+/* Push one packet, growing the slots as the connection does. */
+static int tw_push(struct kunit *test, struct usnic_rel_txwin *w, u64 now,
+		   u32 *seq)
+{
+	int ret = usnic_rel_txwin_push(w, now, seq);
+
+	if (ret != -ENOBUFS)
+		return ret;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(w), w->cap);
+	KUNIT_EXPECT_GT(test, usnic_rel_txwin_grow_cap(w), w->cap);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_grow(w, GFP_KERNEL), 0);
+	return usnic_rel_txwin_push(w, now, seq);
 }
 
 /* Send @n packets at time @now; expect them numbered from w->next on. */
@@ -21,7 +37,7 @@ static void tw_send(struct kunit *test, struct usnic_rel_txwin *w, u32 n,
 
 	while (n--) {
 		want = w->next;
-		KUNIT_ASSERT_EQ(test, usnic_rel_txwin_push(w, now, &seq), 0);
+		KUNIT_ASSERT_EQ(test, tw_push(test, w, now, &seq), 0);
 		KUNIT_EXPECT_EQ(test, seq, want);
 	}
 }
@@ -33,8 +49,7 @@ static void txwin_init_checks_size(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_init(&w, bad[i], 0,
-							   GFP_KERNEL),
+		KUNIT_EXPECT_EQ(test, usnic_rel_txwin_init(&w, bad[i], 0),
 				-EINVAL);
 	tw_init(test, &w, USNIC_REL_MAX_WINDOW, 0);
 	tw_send(test, &w, USNIC_REL_MAX_WINDOW, 1);
@@ -203,7 +218,7 @@ static void txwin_karn_rtt_samples(struct kunit *test)
 
 	/* A retransmission of a packet already acknowledged is ignored. */
 	usnic_rel_txwin_retransmitted(&w, 7, 11000);
-	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 12000, &seq), 0);
+	KUNIT_EXPECT_EQ(test, tw_push(test, &w, 12000, &seq), 0);
 	usnic_rel_txwin_ack(&w, 9, 0, true, 12300, &res);
 	KUNIT_EXPECT_EQ(test, res.rtt_ns, 300);
 	usnic_rel_txwin_destroy(&w);
@@ -386,6 +401,182 @@ static void txwin_timeout_resends_unsacked(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/* Distinct fake packet pointers, so that their moves can be checked. */
+static void *tw_pkt(u32 seq)
+{
+	return (void *)(uintptr_t)(((unsigned long)seq << 4) | 8);
+}
+
+static void tw_send_pkts(struct kunit *test, struct usnic_rel_txwin *w, u32 n)
+{
+	u32 seq;
+
+	while (n--) {
+		KUNIT_ASSERT_EQ(test, tw_push(test, w, 1000, &seq), 0);
+		usnic_rel_txwin_set_pkt(w, seq, tw_pkt(seq));
+	}
+}
+
+/* Every in-flight packet is still where its sequence says, after a resize. */
+static void tw_expect_pkts(struct kunit *test, struct usnic_rel_txwin *w)
+{
+	u32 seq;
+
+	for (seq = w->una; seq != w->next; seq++)
+		KUNIT_EXPECT_PTR_EQ(test, usnic_rel_txwin_pkt(w, seq),
+				    tw_pkt(seq));
+}
+
+/*
+ * The slots start empty and double on demand, up to the protocol window,
+ * while the range in flight crosses 2^32; SACK state, retransmit state and
+ * the caller's packets move with them.
+ */
+static void txwin_grows_across_wrap_keeping_sacks(struct kunit *test)
+{
+	const u32 isn = 0xffffffe0U;
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq, n;
+
+	tw_init(test, &w, 256, isn);
+	/* Nothing in flight, no slots: the first push asks for them. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 1, &seq), -ENOBUFS);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_grow_cap(&w), USNIC_REL_MIN_WINDOW);
+	tw_send_pkts(test, &w, 16);
+	KUNIT_EXPECT_EQ(test, w.cap, 16);
+
+	/* isn + 2 and isn + 3 SACKed above the hole at isn and isn + 1. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, isn, 0x6, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 2);
+	usnic_rel_txwin_retransmitted(&w, isn + 5, 3);
+
+	/* Up to 40 in flight: 16 -> 32 -> 64, crossing the wrap at isn + 32. */
+	tw_send_pkts(test, &w, 24);
+	KUNIT_EXPECT_EQ(test, w.cap, 64);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_bytes(w.cap),
+			64 * (sizeof(struct usnic_rel_tx_slot) + sizeof(void *)));
+	tw_expect_pkts(test, &w);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 2);
+	KUNIT_EXPECT_TRUE(test, w.slots[usnic_rel_txwin_slot(&w, isn + 2)].sacked);
+	KUNIT_EXPECT_TRUE(test, w.slots[usnic_rel_txwin_slot(&w, isn + 3)].sacked);
+	KUNIT_EXPECT_FALSE(test, w.slots[usnic_rel_txwin_slot(&w, isn + 4)].sacked);
+	KUNIT_EXPECT_EQ(test, w.slots[usnic_rel_txwin_slot(&w, isn + 5)].retx, 1);
+
+	/* A third SACK makes the hole a loss; recovery skips the SACKed. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, isn, 0xe, true, 4, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_lost_end(&w), isn + 5);
+	seq = w.una;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, isn + 5));
+	KUNIT_EXPECT_EQ(test, seq, isn);
+	seq++;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, isn + 5));
+	KUNIT_EXPECT_EQ(test, seq, isn + 1);
+	seq++;
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, isn + 5));
+
+	/* Filling the protocol window: 256 slots, then -ENOSPC, not -ENOBUFS. */
+	n = 256 - usnic_rel_txwin_inflight(&w);
+	tw_send_pkts(test, &w, n);
+	KUNIT_EXPECT_EQ(test, w.cap, 256);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_push(&w, 5, &seq), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_grow_cap(&w), 0);
+	tw_expect_pkts(test, &w);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 3);
+
+	/* The cumulative ACK across the wrap frees all, RTT from the newest. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, w.next, 0, true, 1500,
+						  &res), USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 256);
+	KUNIT_EXPECT_EQ(test, res.freed_from, isn);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * Shrinking looks back one period: a window busy at its peak keeps its
+ * slots, one that used less than half moves what is in flight (across the
+ * wrap) onto fewer, and an idle one frees them. Never below what is in
+ * flight.
+ */
+static void txwin_shrinks_after_use(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_tx_slot *slots;
+	struct usnic_rel_txwin w;
+	void **pkts;
+	u32 cap;
+
+	tw_init(test, &w, 4096, 0xffffff0aU);
+	tw_send_pkts(test, &w, 250);
+	KUNIT_EXPECT_EQ(test, w.cap, 256);
+	/* 10 left in flight, 0xfffffffa .. 0x3. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0xfffffffaU, BIT_ULL(1),
+						  true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_inflight(&w), 10);
+
+	/* This period peaked at 250: keep all. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_shrink_cap(&w), 256);
+	/* The next one saw only 10 in flight: twice that, rounded up. */
+	cap = usnic_rel_txwin_shrink_cap(&w);
+	KUNIT_EXPECT_EQ(test, cap, 32);
+
+	/* Too small for what is in flight: refused, nothing moves. */
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_arrays_alloc(8, &slots, &pkts,
+							   GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_resize(&w, 8, &slots, &pkts),
+			-EBUSY);
+	usnic_rel_txwin_arrays_free(slots, pkts);
+	/* Not a power of two, or above the protocol window. */
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_arrays_alloc(24, &slots, &pkts,
+							   GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_resize(&w, 24, &slots, &pkts),
+			-EINVAL);
+	usnic_rel_txwin_arrays_free(slots, pkts);
+	KUNIT_EXPECT_EQ(test, w.cap, 256);
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_arrays_alloc(cap, &slots, &pkts,
+							   GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_resize(&w, cap, &slots, &pkts), 0);
+	usnic_rel_txwin_arrays_free(slots, pkts);
+	KUNIT_EXPECT_EQ(test, w.cap, 32);
+	tw_expect_pkts(test, &w);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 1);
+	KUNIT_EXPECT_TRUE(test,
+			  w.slots[usnic_rel_txwin_slot(&w, 0xfffffffcU)].sacked);
+
+	/* Still usable: fill past 32 again, then drain. */
+	tw_send_pkts(test, &w, 30);
+	KUNIT_EXPECT_EQ(test, w.cap, 64);
+	tw_expect_pkts(test, &w);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, w.next, 0, true, 3, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 40);
+
+	/* Busy this period, idle the next: then no slots at all. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_shrink_cap(&w), 64);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_shrink_cap(&w), 0);
+	slots = NULL;
+	pkts = NULL;
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_resize(&w, 0, &slots, &pkts), 0);
+	usnic_rel_txwin_arrays_free(slots, pkts);
+	KUNIT_EXPECT_EQ(test, w.cap, 0);
+	KUNIT_EXPECT_PTR_EQ(test, w.slots, NULL);
+	/* ACKs for nothing in flight are harmless without slots. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, w.next, 0, true, 4, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, w.next + 1, 0, true, 4,
+						  &res), USNIC_REL_ACK_FORGED);
+	/* And it starts again from the minimum. */
+	tw_send_pkts(test, &w, 1);
+	KUNIT_EXPECT_EQ(test, w.cap, USNIC_REL_MIN_WINDOW);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_init_checks_size),
 	KUNIT_CASE(txwin_fills_to_limit),
@@ -396,6 +587,8 @@ static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_duplicate_acks),
 	KUNIT_CASE(txwin_early_retransmit),
 	KUNIT_CASE(txwin_timeout_resends_unsacked),
+	KUNIT_CASE(txwin_grows_across_wrap_keeping_sacks),
+	KUNIT_CASE(txwin_shrinks_after_use),
 	{}
 };
 

@@ -81,8 +81,16 @@ done
 epdir=$(dirname "$ep")
 ep=$(basename "$epdir")
 wait "${pids[1]}" || fail "short pingpong client failed"
-# The server has echoed and its echoes were acknowledged: nothing moves now.
+# The server has echoed and its echoes were acknowledged: nothing moves now
+# but the windows, which give their slots back one to two seconds after the
+# last packet (the reaper): wait for that too, else a window's slots can
+# change between the two reads compared below.
 sleep 1
+for _ in $(seq 100); do
+	[ "$(awk '$1 == "peers_with_window_slots" { print $2 }' \
+		/sys/kernel/debug/usnic_rel/"$ep"/memory)" = 0 ] && break
+	sleep 0.1
+done
 "$stat" -a -p >"$out/stat.txt"
 cat "$out/stat.txt"
 # Name-value pairs of the section that starts with $1 (device: or epN:).
