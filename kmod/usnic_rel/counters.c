@@ -71,6 +71,7 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
 	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",
 	[USNIC_REL_CNT_RX_HOLD_FULL] = "rx_hold_full",
+	[USNIC_REL_CNT_RX_HOLD_USER_FULL] = "rx_hold_user_full",
 	[USNIC_REL_CNT_TX_GSO_RUNS] = "tx_gso_runs",
 	[USNIC_REL_CNT_TX_WIN_GROW] = "tx_window_grow",
 	[USNIC_REL_CNT_RX_WIN_GROW] = "rx_window_grow",

@@ -195,6 +195,7 @@ static void usnic_rel_region_info(struct usnic_rel_ep *ep, unsigned int region,
 /* Caller holds ctx->lock. */
 int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *arg)
 {
+	struct usnic_rel_user *user;
 	struct usnic_rel_ep *ep;
 	unsigned int i;
 	void *mem;
@@ -224,7 +225,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		return -EMFILE;
 
 	/* Limits first: past them nothing is allocated. */
-	ret = usnic_rel_user_get_ep(current_uid());
+	ret = usnic_rel_user_get_ep(current_uid(), &user);
 	if (ret)
 		return ret;
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
@@ -233,6 +234,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		return -ENOMEM;
 	}
 	ep->owner = current_uid();
+	ep->user = user;
 	kref_init(&ep->ref);
 	mutex_init(&ep->tx_lock);
 	usnic_rel_send_init(ep);

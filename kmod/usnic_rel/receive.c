@@ -47,6 +47,7 @@ static void usnic_rel_skb_unhold(struct sk_buff *skb)
 	struct usnic_rel_skb_cb *cb = (struct usnic_rel_skb_cb *)skb->cb;
 
 	atomic_long_sub(skb->truesize, &cb->ep->rx_held_bytes);
+	usnic_rel_user_unhold(cb->ep->user, skb->truesize);
 }
 
 /*
@@ -61,6 +62,12 @@ static bool usnic_rel_skb_hold(struct usnic_rel_ep *ep, struct sk_buff *skb)
 	    USNIC_REL_RX_HOLD_MAX) {
 		atomic_long_sub(skb->truesize, &ep->rx_held_bytes);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_HOLD_FULL, 1);
+		return false;
+	}
+	/* Charged to the owner too, over all its endpoints. */
+	if (!usnic_rel_user_hold(ep->user, skb->truesize)) {
+		atomic_long_sub(skb->truesize, &ep->rx_held_bytes);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_HOLD_USER_FULL, 1);
 		return false;
 	}
 	skb_orphan(skb);
