@@ -37,10 +37,13 @@ TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:tools/%.c=$(BUILD)/tools/%)
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/mpi/*.c)))
+PROV_SRCS := $(sort $(wildcard prov/*.c))
+PROV_OBJS := $(PROV_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all lib tools examples tests bench-bins module module-stock module-debug debug-kernel \
+.PHONY: all lib prov tools examples tests bench-bins module module-stock module-debug debug-kernel \
 	deps check demo bench clean install sparse
-all: lib tools examples tests bench-bins module
+all: lib prov tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
@@ -62,6 +65,16 @@ $(BUILD)/libusnicrel.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# The libfabric provider (prov/, libfabric-dev): liburel-fi.so carries the static
+# library inside and exports only fi_prov_ini, so libfabric loads it by itself.
+prov: $(BUILD)/prov/liburel-fi.so
+$(BUILD)/prov/%.o: prov/%.c $(wildcard prov/*.h include/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/prov/liburel-fi.so: $(PROV_OBJS) $(BUILD)/libusnicrel.a prov/urel-fi.map
+	$(CC) -shared -Wl,--version-script=prov/urel-fi.map -Wl,-z,defs -o $@ $(PROV_OBJS) \
+		$(BUILD)/libusnicrel.a $(PMIX_LIBS) -lfabric -lpthread
+
 # Tools (tools/): plain C11, no library needed.
 tools: $(TOOL_BINS)
 $(BUILD)/tools/%: tools/%.c
@@ -76,10 +89,15 @@ $(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.s
 
 # Tests link the sanitized library objects statically: ASan and UBSan cover both.
 # The in-VM tests also run the tools and the examples.
-tests: $(TESTS) tools examples
+tests: $(TESTS) tools examples prov $(MPI_TESTS)
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread
+
+# MPI programs (tests/mpi/) for the provider's tests, built with Open MPI's mpicc.
+$(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -O2 -g $(WARN) -o $@ $<
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
@@ -144,7 +162,12 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 BINDIR ?= $(PREFIX)/bin
 UDEVRULESDIR ?= /lib/udev/rules.d
-install: install-lib install-tools install-module install-udev
+# libfabric's own provider directory, where it looks without FI_PROVIDER_PATH.
+FI_PROVDIR ?= $(shell pkg-config --variable=libdir libfabric 2>/dev/null || echo $(LIBDIR))/libfabric
+install: install-lib install-prov install-tools install-module install-udev
+install-prov: prov
+	install -d $(DESTDIR)$(FI_PROVDIR)
+	install -m 755 $(BUILD)/prov/liburel-fi.so $(DESTDIR)$(FI_PROVDIR)/
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(foreach s,3 4 7,$(DESTDIR)$(MANDIR)/man$(s))
@@ -168,7 +191,7 @@ install-module: module
 install-udev:
 	install -d $(DESTDIR)$(UDEVRULESDIR)
 	install -m 644 udev/60-usnic-rel.rules $(DESTDIR)$(UDEVRULESDIR)/
-.PHONY: install-lib install-tools install-module install-udev
+.PHONY: install-lib install-prov install-tools install-module install-udev
 
 clean:
 	rm -rf $(BUILD)
@@ -176,7 +199,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] include/usnicrel*.h tests/user/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

@@ -56,6 +56,7 @@ struct urel_msg_status {
 	size_t len; /* the message's length as sent */
 	size_t received; /* bytes placed in the receive buffer */
 	int error; /* 0, -EMSGSIZE (buffer too small), -ECANCELED, or a transport error */
+	uint64_t data; /* the sender's immediate data (urel_msg_isend_data()), else 0 */
 };
 
 /* Send flag: complete only once a receive has matched the message (MPI_Ssend). */
@@ -80,6 +81,15 @@ int urel_msg_progress(struct urel_msg *m);
 
 int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len, uint64_t tag,
 		   unsigned int flags, struct urel_msg_req **reqp);
+
+/*
+ * As urel_msg_isend(), with 8 bytes of immediate data that the receive (or a
+ * probe) reports in its status' @data; they ride in the core's immediate
+ * field, not in the payload.
+ */
+int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			uint64_t tag, uint64_t data, unsigned int flags,
+			struct urel_msg_req **reqp);
 
 int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len, uint64_t tag,
 		   uint64_t ignore, struct urel_msg_req **reqp);

@@ -229,18 +229,26 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 		{ .iov_base = (void *)p->data, .iov_len = p->dlen },
 	};
 
-	return urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, 0, NULL, 0);
+	return urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, NULL, 0);
+}
+
+int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req)
+{
+	return urel_msg_post_imm(m, peer, chan, hdr, hlen, data, dlen, 0, done_req);
 }
 
 /* Post now, or queue behind sends already waiting for room; under m->lock. */
-int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
-		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req)
+int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
+		      struct urel_msg_req *done_req)
 {
 	struct urel_msg_pending tmp = { .peer = peer,
 					.chan = chan,
 					.hlen = hlen,
 					.data = data,
 					.dlen = dlen,
+					.imm = imm,
 					.done_req = done_req };
 	struct urel_msg_pending *p;
 	int ret;

@@ -45,6 +45,7 @@ enum {
 struct urel_msg_early {
 	struct urel_msg_early *next;
 	struct urel_am_hdr h;
+	uint64_t imm; /* the sender's immediate data */
 	size_t len;
 	unsigned char data[];
 };
@@ -63,6 +64,7 @@ struct urel_msg_handle {
 	uint8_t op, flags;
 	bool acked; /* SACK already sent (claimed by a matched probe) */
 	uint64_t sreq, len, rkey;
+	uint64_t imm; /* the sender's immediate data */
 	unsigned char *data; /* EAGER: a copy of the bytes */
 };
 
@@ -101,6 +103,7 @@ struct urel_msg_pending {
 	unsigned char hdr[UREL_MSG_HDR_MAX];
 	const void *data;
 	size_t dlen;
+	uint64_t imm;
 	struct urel_msg_req *done_req; /* completes once posted */
 };
 
@@ -128,6 +131,9 @@ struct urel_msg {
 struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer);
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req);
+int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
+		      struct urel_msg_req *done_req);
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);

@@ -103,6 +103,7 @@ static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
 	r->st.peer = u->peer;
 	r->st.tag = u->e.bits;
 	r->st.len = u->len;
+	r->st.data = u->imm;
 	r->st.error = u->len > r->cap ? -EMSGSIZE : 0;
 	if (u->op == UREL_MSG_OP_EAGER) {
 		r->st.received = u->len < r->cap ? u->len : r->cap;
@@ -123,9 +124,9 @@ static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
 
 /* A message whose turn has come, from @peer. Under m->lock. */
 static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct urel_am_hdr *h,
-			    const unsigned char *p, size_t len)
+			    uint64_t imm, const unsigned char *p, size_t len)
 {
-	struct urel_msg_handle u = { .peer = peer, .op = h->op, .flags = h->flags };
+	struct urel_msg_handle u = { .peer = peer, .op = h->op, .flags = h->flags, .imm = imm };
 	struct urel_match_entry *e;
 	struct urel_msg_handle *q;
 
@@ -185,7 +186,7 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 
 /* Hold an early arrival until its turn; kept sorted by distance from rx_next. */
 static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const struct urel_am_hdr *h,
-			  const void *payload, size_t len)
+			  uint64_t imm, const void *payload, size_t len)
 {
 	uint32_t dist = h->seq - pp->rx_next;
 	struct urel_msg_early *e, **pos;
@@ -200,6 +201,7 @@ static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const st
 		return;
 	}
 	e->h = *h;
+	e->imm = imm;
 	e->len = len;
 	memcpy(e->data, payload, len);
 	for (pos = &pp->early; *pos && (*pos)->h.seq - pp->rx_next < dist; pos = &(*pos)->next)
@@ -234,16 +236,16 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		goto out;
 	}
 	if (h->seq != pp->rx_next) {
-		urel_msg_hold(m, pp, h, payload, len);
+		urel_msg_hold(m, pp, h, c->imm, payload, len);
 		goto out;
 	}
-	urel_msg_arrive(m, c->peer, h, p, len);
+	urel_msg_arrive(m, c->peer, h, c->imm, p, len);
 	pp->rx_next++;
 	while (pp->early && pp->early->h.seq == pp->rx_next) {
 		struct urel_msg_early *e = pp->early;
 
 		pp->early = e->next;
-		urel_msg_arrive(m, c->peer, &e->h, e->data, e->len);
+		urel_msg_arrive(m, c->peer, &e->h, e->imm, e->data, e->len);
 		free(e);
 		pp->rx_next++;
 	}
@@ -326,6 +328,7 @@ static void urel_msg_probe_status(const struct urel_msg_handle *u, struct urel_m
 		.peer = u->peer,
 		.tag = u->e.bits,
 		.len = u->len,
+		.data = u->imm,
 	};
 }
 

@@ -88,6 +88,13 @@ void urel_msg_free_sends(struct urel_msg *m)
 UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
 			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
 {
+	return urel_msg_isend_data(m, peer, buf, len, tag, 0, flags, reqp);
+}
+
+UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+				 uint64_t tag, uint64_t data, unsigned int flags,
+				 struct urel_msg_req **reqp)
+{
 	unsigned char hdr[UREL_MSG_HDR_MAX];
 	bool sync = flags & UREL_MSG_SYNC, rndv;
 	struct urel_msg_peer *p;
@@ -108,6 +115,7 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 	r->st.peer = peer;
 	r->st.tag = tag;
 	r->st.len = len;
+	r->st.data = data;
 	rndv = len > m->attr.eager_max;
 	if (rndv) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
@@ -136,11 +144,11 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 		urel_msg_put64(hdr + sizeof(h) + 16, len);
 		urel_msg_put64(hdr + sizeof(h) + 24, (uint64_t)urel_mr_rkey(r->mr));
 		hlen = UREL_MSG_RTS_HDR;
-		ret = urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, NULL);
+		ret = urel_msg_post_imm(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, data, NULL);
 	} else {
-		ret = urel_msg_post(m, peer,
-				    len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA, hdr,
-				    UREL_MSG_EAGER_HDR, buf, len, sync ? NULL : r);
+		ret = urel_msg_post_imm(m, peer,
+					len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
+					hdr, UREL_MSG_EAGER_HDR, buf, len, data, sync ? NULL : r);
 	}
 	if (ret) {
 		/* Refused outright (nothing queued after it): the sequence number is free again. */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host test: 'make install-lib install-tools install-udev' into a staging root yields a library,
 # header, man pages, usnic-rel-stat and a pkg-config file with which a program
-# builds and runs.
+# builds and runs; 'make install-prov' the libfabric provider, which fi_info lists.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$src/build}
@@ -34,4 +34,11 @@ C
 cc -std=c11 -Wall -Werror -o "$dest/prog" "$dest/prog.c" $(pkg-config --cflags --libs libusnicrel)
 LD_LIBRARY_PATH=$lib "$dest/prog"
 readelf -d "$dest/prog" | grep -q 'NEEDED.*libusnicrel.so.0'
+# The libfabric provider lands in libfabric's own provider directory, and
+# libfabric finds it there.
+provdir=$(pkg-config --variable=libdir libfabric)/libfabric
+make -s -C "$src" install-prov DESTDIR="$dest" >/dev/null
+[ -x "$dest$provdir/liburel-fi.so" ] || { echo "check_install: provider not in $dest$provdir"; exit 1; }
+FI_PROVIDER_PATH=$dest$provdir fi_info -p urel -l | grep -q '^urel:' ||
+	{ echo "check_install: fi_info does not list the installed provider"; exit 1; }
 echo "check_install: ok"

@@ -336,14 +336,64 @@ static void t_probe_waitany(struct urt_job *j)
 	}
 }
 
+/*
+ * Immediate data (urel_msg_isend_data): tiny, eager and rendezvous messages
+ * carry it to the receive's status, a probe reports it, and a message sent
+ * without it reports 0.
+ */
+static void t_data(struct urt_job *j)
+{
+	static const size_t lens[4] = { 8, 5000, 100000, 3 };
+	static const uint64_t data[4] = { 0x0123456789abcdefULL, 1, UINT64_MAX, 0 };
+
+	if (j->rank == 0) {
+		struct urel_msg_req *r[4];
+		uint8_t *buf[4];
+
+		/* Non-blocking: the receiver probes the third before taking any. */
+		for (int k = 0; k < 4; k++) {
+			buf[k] = xmalloc(lens[k]);
+			urt_fill(buf[k], (uint64_t)k, (uint32_t)lens[k]);
+			URT_CHECK_EQ(k < 3 ? urel_msg_isend_data(j->m, j->peer[1], buf[k], lens[k],
+								 0x700 + k, data[k], 0, &r[k])
+					   : urel_msg_isend(j->m, j->peer[1], buf[k], lens[k],
+							    0x700 + k, 0, &r[k]),
+				     0);
+		}
+		URT_CHECK_EQ(urel_msg_waitall(4, r, NULL), 0);
+		for (int k = 0; k < 4; k++)
+			free(buf[k]);
+	} else {
+		struct urel_msg_status st;
+
+		URT_CHECK_EQ(urel_msg_probe(j->m, j->peer[0], 0x702, 0, &st), 0);
+		URT_CHECK_EQ(st.data, data[2]);
+		for (int k = 0; k < 4; k++) {
+			uint8_t *buf = xmalloc(lens[k]);
+
+			memset(&st, 0xa5, sizeof(st));
+			URT_CHECK_EQ(
+				urel_msg_recv(j->m, j->peer[0], buf, lens[k], 0x700 + k, 0, &st),
+				0);
+			URT_CHECK_EQ(st.data, data[k]);
+			URT_CHECK_EQ(st.len, lens[k]);
+			free(buf);
+		}
+	}
+}
+
 static void t_two_ranks(struct urt_job *j)
 {
 	static const struct {
 		const char *name;
 		void (*fn)(struct urt_job *j);
-	} parts[] = { { "order", t_order },	      { "wildcards", t_wildcards },
-		      { "ssend", t_ssend },	      { "cancel", t_cancel },
-		      { "truncation", t_truncation }, { "probe", t_probe_waitany } };
+	} parts[] = { { "order", t_order },
+		      { "wildcards", t_wildcards },
+		      { "ssend", t_ssend },
+		      { "cancel", t_cancel },
+		      { "truncation", t_truncation },
+		      { "probe", t_probe_waitany },
+		      { "data", t_data } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		/* Where a hang happened, for the log. */

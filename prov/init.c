@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * urel provider: the entry point libfabric loads (fi_prov_ini) and fi_getinfo:
+ * what one RDM endpoint over libusnicrel offers, filtered against the hints.
+ * Only libfabric's public headers are installed, so the checks are our own.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "urel_fi.h"
+
+/* Messages from one endpoint to another are matched in the order they were sent. */
+#define UREL_FI_MSG_ORDER FI_ORDER_SAS
+/* A ceiling where registered memory is not limited (CAP_IPC_LOCK or unlimited memlock). */
+#define UREL_FI_MAX_MSG_CEILING (1ULL << 40)
+
+/* Bit 14 of the effective capabilities: CAP_IPC_LOCK, which lifts the memlock limit. */
+static bool urel_fi_can_lock(void)
+{
+	char line[256];
+	bool yes = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			yes = caps & (1ULL << 14);
+			break;
+		}
+	}
+	fclose(f);
+	return yes;
+}
+
+/*
+ * The largest message: a rendezvous send registers the whole buffer, which
+ * the module charges against RLIMIT_MEMLOCK unless the process may lock memory.
+ */
+size_t urel_fi_max_msg_size(void)
+{
+	struct rlimit rl;
+
+	if (urel_fi_can_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > UREL_FI_MAX_MSG_CEILING)
+		return UREL_FI_MAX_MSG_CEILING;
+	return rl.rlim_cur;
+}
+
+/* The library's negative errno as a positive libfabric error code. */
+int urel_fi_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EMSGSIZE:
+		return FI_ETRUNC;
+	case 0:
+		return 0;
+	default:
+		return err;
+	}
+}
+
+/* The source address: FI_UREL_IFACE's, else the first up IPv4 non-loopback one, else loopback. */
+static int urel_fi_default_src(struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct ifaddrs *ifa, *i;
+	int ret = -FI_ENODATA;
+	char *want = NULL;
+
+	if (fi_param_get_str(&urel_fi_prov, "iface", &want) != FI_SUCCESS)
+		want = NULL;
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (int pass = 0; pass < 2 && ret; pass++) {
+		for (i = ifa; i; i = i->ifa_next) {
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+			    !(i->ifa_flags & IFF_UP))
+				continue;
+			if (want ? strcmp(want, i->ifa_name)
+				 : !pass && (i->ifa_flags & IFF_LOOPBACK))
+				continue;
+			memset(ss, 0, sizeof(*ss));
+			memcpy(ss, i->ifa_addr, sizeof(struct sockaddr_in));
+			*len = sizeof(struct sockaddr_in);
+			ret = 0;
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	if (ret)
+		UREL_FI_WARN(FI_LOG_FABRIC, "no IPv4 interface%s%s is up\n", want ? " " : "",
+			     want ? want : "");
+	return ret;
+}
+
+static int urel_fi_resolve(const char *node, const char *service, struct sockaddr_storage *ss,
+			   socklen_t *len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res;
+	int ret;
+
+	ret = getaddrinfo(node, service ? service : "0", &hints, &res);
+	if (ret) {
+		UREL_FI_WARN(FI_LOG_FABRIC, "cannot resolve %s:%s: %s\n", node ? node : "",
+			     service ? service : "", gai_strerror(ret));
+		return -FI_ENODATA;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static bool urel_fi_addr_format_ok(uint32_t fmt, int family)
+{
+	return fmt == FI_FORMAT_UNSPEC || fmt == FI_SOCKADDR ||
+	       (fmt == FI_SOCKADDR_IN && family == AF_INET) ||
+	       (fmt == FI_SOCKADDR_IN6 && family == AF_INET6);
+}
+
+#define UREL_FI_REJECT(...)                                                                        \
+	do {                                                                                       \
+		UREL_FI_INFO(FI_LOG_CORE, "hints refused: " __VA_ARGS__);                          \
+		return false;                                                                      \
+	} while (0)
+
+/* Does @h ask for nothing beyond what the provider does? */
+static bool urel_fi_hints_ok(const struct fi_info *h)
+{
+	const struct fi_domain_attr *d = h->domain_attr;
+	const struct fi_ep_attr *e = h->ep_attr;
+
+	if (h->caps & ~UREL_FI_CAPS)
+		UREL_FI_REJECT("caps %#llx unsupported\n",
+			       (unsigned long long)(h->caps & ~UREL_FI_CAPS));
+	if (h->fabric_attr) {
+		if (h->fabric_attr->prov_name && strcmp(h->fabric_attr->prov_name, UREL_FI_NAME))
+			UREL_FI_REJECT("provider %s\n", h->fabric_attr->prov_name);
+		if (h->fabric_attr->name && strcmp(h->fabric_attr->name, UREL_FI_NAME))
+			UREL_FI_REJECT("fabric %s\n", h->fabric_attr->name);
+	}
+	if (e) {
+		if (e->type != FI_EP_UNSPEC && e->type != FI_EP_RDM)
+			UREL_FI_REJECT("endpoint type %d (RDM only)\n", e->type);
+		if (e->max_msg_size > urel_fi_max_msg_size())
+			UREL_FI_REJECT("max_msg_size %zu\n", e->max_msg_size);
+		if (e->msg_prefix_size)
+			UREL_FI_REJECT("message prefix\n");
+		if (e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1)
+			UREL_FI_REJECT("scalable endpoints\n");
+	}
+	if (d) {
+		if (d->name && strcmp(d->name, UREL_FI_NAME))
+			UREL_FI_REJECT("domain %s\n", d->name);
+		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO)
+			UREL_FI_REJECT("automatic progress (manual only)\n");
+		if (d->cq_data_size > UREL_FI_CQ_DATA_SIZE)
+			UREL_FI_REJECT("cq_data_size %zu\n", d->cq_data_size);
+		if (d->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
+			UREL_FI_REJECT("domain caps\n");
+	}
+	if (h->tx_attr) {
+		if (h->tx_attr->caps & ~UREL_FI_CAPS)
+			UREL_FI_REJECT("tx caps\n");
+		if (h->tx_attr->msg_order & ~UREL_FI_MSG_ORDER)
+			UREL_FI_REJECT("tx msg_order %#llx\n",
+				       (unsigned long long)h->tx_attr->msg_order);
+		if (h->tx_attr->inject_size > UREL_FI_INJECT_SIZE)
+			UREL_FI_REJECT("inject_size %zu\n", h->tx_attr->inject_size);
+		if (h->tx_attr->iov_limit > 1)
+			UREL_FI_REJECT("tx iov_limit %zu\n", h->tx_attr->iov_limit);
+		if (h->tx_attr->size > UREL_FI_QUEUE_SIZE)
+			UREL_FI_REJECT("tx size %zu\n", h->tx_attr->size);
+	}
+	if (h->rx_attr) {
+		if (h->rx_attr->caps & ~UREL_FI_CAPS)
+			UREL_FI_REJECT("rx caps\n");
+		if (h->rx_attr->msg_order & ~UREL_FI_MSG_ORDER)
+			UREL_FI_REJECT("rx msg_order\n");
+		if (h->rx_attr->iov_limit > 1)
+			UREL_FI_REJECT("rx iov_limit %zu\n", h->rx_attr->iov_limit);
+		if (h->rx_attr->size > UREL_FI_QUEUE_SIZE)
+			UREL_FI_REJECT("rx size %zu\n", h->rx_attr->size);
+		if (h->rx_attr->total_buffered_recv)
+			UREL_FI_REJECT("total_buffered_recv\n");
+	}
+	return true;
+}
+
+static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t version)
+{
+	uint64_t caps = h && h->caps ? h->caps : UREL_FI_CAPS;
+
+	/* Asked only for primary caps: add the secondary ones we always have. */
+	caps |= FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA;
+	if (!(caps & (FI_MSG | FI_TAGGED)))
+		caps |= FI_MSG | FI_TAGGED;
+	if (h && h->caps && !(h->caps & FI_DIRECTED_RECV))
+		caps &= ~FI_DIRECTED_RECV;
+	if (h && h->caps && !(h->caps & FI_SOURCE))
+		caps &= ~FI_SOURCE;
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = fi->src_addr && ((struct sockaddr *)fi->src_addr)->sa_family == AF_INET6
+				  ? FI_SOCKADDR_IN6
+				  : FI_SOCKADDR_IN;
+
+	fi->tx_attr->caps = caps & ~(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	fi->tx_attr->mode = 0;
+	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
+	fi->tx_attr->msg_order = UREL_FI_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = UREL_FI_INJECT_SIZE;
+	fi->tx_attr->size = UREL_FI_QUEUE_SIZE;
+	fi->tx_attr->iov_limit = 1;
+	fi->tx_attr->rma_iov_limit = 0;
+
+	fi->rx_attr->caps = caps & ~FI_SEND;
+	fi->rx_attr->mode = 0;
+	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
+	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = UREL_FI_QUEUE_SIZE;
+	fi->rx_attr->iov_limit = 1;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->max_msg_size = urel_fi_max_msg_size();
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	/* With untagged messages in the same context the top match bit is ours. */
+	fi->ep_attr->mem_tag_format = caps & FI_MSG ? ~UREL_FI_UNTAGGED_BIT : ~0ULL;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(UREL_FI_NAME);
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = 0;
+	fi->domain_attr->cq_data_size = UREL_FI_CQ_DATA_SIZE;
+	fi->domain_attr->cq_cnt = 256;
+	fi->domain_attr->ep_cnt = 256;
+	fi->domain_attr->tx_ctx_cnt = 256;
+	fi->domain_attr->rx_ctx_cnt = 256;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->cntr_cnt = 0;
+	fi->domain_attr->mr_iov_limit = 1;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->mode = 0;
+	fi->domain_attr->max_err_data = 0;
+	fi->domain_attr->mr_cnt = 0;
+
+	fi->fabric_attr->name = strdup(UREL_FI_NAME);
+	fi->fabric_attr->prov_name = NULL; /* libfabric fills it in */
+	fi->fabric_attr->prov_version = UREL_FI_VERSION;
+	fi->fabric_attr->api_version = version;
+	if (!fi->domain_attr->name || !fi->fabric_attr->name)
+		return -FI_ENOMEM;
+	return 0;
+}
+
+static int urel_fi_copy_addr(void **dst, size_t *dstlen, const struct sockaddr_storage *ss,
+			     socklen_t len)
+{
+	*dst = malloc(len);
+	if (!*dst)
+		return -FI_ENOMEM;
+	memcpy(*dst, ss, len);
+	*dstlen = len;
+	return 0;
+}
+
+static int urel_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+			   const struct fi_info *hints, struct fi_info **info)
+{
+	struct sockaddr_storage src, dst;
+	socklen_t srclen = 0, dstlen = 0;
+	struct fi_info *fi;
+	int ret;
+
+	*info = NULL;
+	if (hints && !urel_fi_hints_ok(hints))
+		return -FI_ENODATA;
+	if (hints && hints->src_addr) {
+		if (hints->src_addrlen > sizeof(src))
+			return -FI_ENODATA;
+		memcpy(&src, hints->src_addr, hints->src_addrlen);
+		srclen = hints->src_addrlen;
+	}
+	if (node || service) {
+		if (flags & FI_SOURCE) {
+			ret = urel_fi_resolve(node, service, &src, &srclen);
+		} else {
+			ret = node ? urel_fi_resolve(node, service, &dst, &dstlen) : 0;
+			if (!node && service && !srclen) {
+				/* A service alone names our own port. */
+				ret = urel_fi_default_src(&src, &srclen);
+				if (!ret)
+					ret = urel_fi_resolve(NULL, service, &dst, &dstlen);
+				if (!ret) {
+					((struct sockaddr_in *)&src)->sin_port =
+						((struct sockaddr_in *)&dst)->sin_port;
+					dstlen = 0;
+				}
+			}
+		}
+		if (ret)
+			return ret;
+	}
+	if (!srclen) {
+		ret = urel_fi_default_src(&src, &srclen);
+		if (ret)
+			return ret;
+	}
+	if (src.ss_family != AF_INET && src.ss_family != AF_INET6)
+		return -FI_ENODATA;
+	if (dstlen && dst.ss_family != src.ss_family)
+		return -FI_ENODATA;
+	if (hints && !urel_fi_addr_format_ok(hints->addr_format, src.ss_family)) {
+		UREL_FI_INFO(FI_LOG_CORE, "hints refused: address format %u\n", hints->addr_format);
+		return -FI_ENODATA;
+	}
+
+	fi = fi_allocinfo();
+	if (!fi)
+		return -FI_ENOMEM;
+	ret = urel_fi_copy_addr(&fi->src_addr, &fi->src_addrlen, &src, srclen);
+	if (!ret && dstlen)
+		ret = urel_fi_copy_addr(&fi->dest_addr, &fi->dest_addrlen, &dst, dstlen);
+	if (!ret)
+		ret = urel_fi_fill(fi, hints, version);
+	if (ret) {
+		fi_freeinfo(fi);
+		return ret;
+	}
+	*info = fi;
+	return 0;
+}
+
+static void urel_fi_cleanup(void)
+{
+}
+
+struct fi_provider urel_fi_prov = {
+	.name = UREL_FI_NAME,
+	.version = UREL_FI_VERSION,
+	.fi_version = UREL_FI_API,
+	.getinfo = urel_fi_getinfo,
+	.fabric = urel_fi_fabric_open,
+	.cleanup = urel_fi_cleanup,
+};
+
+__attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void);
+__attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void)
+{
+	fi_param_define(&urel_fi_prov, "iface", FI_PARAM_STRING,
+			"Network interface whose IPv4 address endpoints bind (default: the first "
+			"one up that is not loopback)");
+	return &urel_fi_prov;
+}

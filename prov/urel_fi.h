@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * urel: a libfabric provider on libusnicrel. An RDM endpoint is one usnic_rel
+ * endpoint with a tagged-messaging context (usnicrel_msg.h) on it; libfabric's
+ * untagged messages ride in the same context under a reserved match bit.
+ * Progress is manual: reading a CQ progresses the endpoints bound to it.
+ *
+ * Locks: an endpoint's lock is taken before a CQ's, never the other way
+ * round; the library's own locks are innermost (it never calls back here).
+ */
+#ifndef UREL_FI_H
+#define UREL_FI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <usnicrel.h>
+#include <usnicrel_msg.h>
+
+#define UREL_FI_NAME "urel"
+#define UREL_FI_VERSION FI_VERSION(0, 1)
+#define UREL_FI_API FI_VERSION(1, 17)
+
+/*
+ * With FI_MSG enabled, untagged messages carry this match bit and tagged ones
+ * must leave it clear, so a tagged receive never takes an untagged message.
+ */
+#define UREL_FI_UNTAGGED_BIT (1ULL << 63)
+
+/* fi_inject() copies the bytes; larger sends use the caller's buffer. */
+#define UREL_FI_INJECT_SIZE 256
+/* Operations outstanding per endpoint and direction (FI_RM_ENABLED: -FI_EAGAIN past it). */
+#define UREL_FI_QUEUE_SIZE 4096
+
+#define UREL_FI_CAPS                                                                               \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |   \
+	 FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+/* Remote CQ data rides in the core's 64-bit immediate field. */
+#define UREL_FI_CQ_DATA_SIZE 8
+
+extern struct fi_provider urel_fi_prov;
+
+#define UREL_FI_WARN(subsys, ...) FI_WARN(&urel_fi_prov, subsys, __VA_ARGS__)
+#define UREL_FI_INFO(subsys, ...) FI_INFO(&urel_fi_prov, subsys, __VA_ARGS__)
+#define UREL_FI_DBG(subsys, ...) FI_DBG(&urel_fi_prov, subsys, __VA_ARGS__)
+
+struct urel_fi_fabric {
+	struct fid_fabric fid;
+};
+
+struct urel_fi_domain {
+	struct fid_domain fid;
+	struct urel_device *dev;
+	struct sockaddr_storage src; /* where endpoints bind (port from the info, else any) */
+	socklen_t srclen;
+	uint64_t caps;
+};
+
+struct urel_fi_eq {
+	struct fid_eq fid;
+};
+
+/* One address of an AV; @live is false once removed. */
+struct urel_fi_av_entry {
+	struct sockaddr_storage addr;
+	socklen_t len;
+	bool live;
+};
+
+struct urel_fi_ep;
+
+struct urel_fi_av {
+	struct fid_av fid;
+	struct urel_fi_domain *dom;
+	enum fi_av_type type;
+	pthread_mutex_t lock;
+	struct urel_fi_av_entry *ent; /* by fi_addr */
+	size_t n, cap;
+	struct urel_fi_ep **eps; /* endpoints bound to it */
+	size_t neps;
+};
+
+/* A completion waiting in a CQ (an error one when @err is set). */
+struct urel_fi_cqe {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err; /* positive FI_E* */
+	int prov_errno; /* positive errno from the library */
+	size_t olen;
+};
+
+struct urel_fi_cq {
+	struct fid_cq fid;
+	struct urel_fi_domain *dom;
+	enum fi_cq_format format;
+	pthread_mutex_t lock; /* the ring and the endpoint list */
+	struct urel_fi_cqe *ring;
+	size_t head, count, cap;
+	struct urel_fi_ep **eps;
+	size_t neps;
+};
+
+/* An operation of an endpoint the library has not finished yet. */
+struct urel_fi_op {
+	struct urel_fi_op *next, *prev;
+	struct urel_msg_req *req;
+	void *context;
+	uint64_t flags; /* completion flags: FI_SEND/FI_RECV, FI_MSG/FI_TAGGED */
+	void *buf;
+	void *bounce; /* fi_inject's copy */
+	bool report; /* generate a completion on success */
+	bool discard; /* FI_DISCARD: the bytes are dropped */
+	bool cancelled;
+};
+
+struct urel_fi_ep {
+	struct fid_ep fid;
+	struct urel_fi_domain *dom;
+	uint64_t caps;
+	uint64_t tx_flags, rx_flags; /* default op_flags */
+	struct urel_ep *uep;
+	struct urel_msg *m;
+	struct urel_fi_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct urel_fi_av *av;
+	pthread_mutex_t lock; /* everything below */
+	struct urel_fi_op *ops; /* outstanding, newest first */
+	unsigned int ntx, nrx;
+	urel_peer_t *peer_of; /* fi_addr -> peer handle, 0: none */
+	size_t npeer_of;
+	fi_addr_t *addr_of; /* peer handle -> fi_addr */
+	size_t naddr_of;
+	bool enabled;
+};
+
+/* init.c */
+size_t urel_fi_max_msg_size(void);
+int urel_fi_errno(int err);
+
+/* fabric.c */
+int urel_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
+/* domain.c */
+int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+			void *context);
+
+/* av.c */
+int urel_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		    void *context);
+int urel_fi_av_bind_ep(struct urel_fi_av *av, struct urel_fi_ep *ep);
+void urel_fi_av_unbind_ep(struct urel_fi_av *av, struct urel_fi_ep *ep);
+
+/* cq.c */
+int urel_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		    void *context);
+int urel_fi_cq_push(struct urel_fi_cq *cq, const struct urel_fi_cqe *c);
+int urel_fi_cq_bind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep);
+void urel_fi_cq_unbind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep);
+
+/* ep.c */
+int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		    void *context);
+int urel_fi_ep_add_peer(struct urel_fi_ep *ep, fi_addr_t addr, const struct sockaddr *sa,
+			socklen_t len);
+void urel_fi_ep_del_peer(struct urel_fi_ep *ep, fi_addr_t addr);
+void urel_fi_ep_progress(struct urel_fi_ep *ep);
+
+/* xfer.c */
+extern struct fi_ops_msg urel_fi_msg_ops;
+extern struct fi_ops_tagged urel_fi_tagged_ops;
+void urel_fi_ep_reap(struct urel_fi_ep *ep);
+ssize_t urel_fi_ep_cancel(fid_t fid, void *context);
+
+/* stubs.c: what this provider does not offer */
+int urel_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int urel_fi_no_control(struct fid *fid, int command, void *arg);
+int urel_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+			void *context);
+
+#endif /* UREL_FI_H */

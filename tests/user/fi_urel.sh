@@ -1,0 +1,81 @@
+#!/bin/bash
+# In-VM test of the libfabric provider (prov/, liburel-fi.so), found through
+# FI_PROVIDER_PATH: fi_info lists it with the capabilities and limits it
+# really has, and refuses hints it cannot meet; then libfabric's own
+# fi_pingpong runs over it between two network namespaces joined by a veth
+# pair, untagged and tagged, every size, with its data checks (-c) and
+# -I iterations.
+set -euo pipefail
+export FI_PROVIDER_PATH=${USNIC_REL_BUILD:?}/prov
+fails=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+cleanup() { ip netns del urA 2>/dev/null || true; ip netns del urB 2>/dev/null || true; }
+trap cleanup EXIT
+
+info=$(fi_info -p urel -v) || fail "fi_info -p urel"
+for want in 'type: FI_EP_RDM' 'caps: \[ FI_MSG, FI_TAGGED, FI_RECV, FI_SEND, FI_REMOTE_CQ_DATA, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, FI_DIRECTED_RECV \]' \
+	'msg_order: \[ FI_ORDER_SAS \]' 'inject_size: 256' 'data_progress: FI_PROGRESS_MANUAL' \
+	'threading: FI_THREAD_SAFE' 'cq_data_size: 8' 'mem_tag_format: 0x7fffffffffffffff' \
+	'prov_name: urel'; do
+	grep -q "$want" <<<"$info" || fail "fi_info lacks '$want'"
+done
+# Tagged only: the top match bit is no longer reserved for untagged messages.
+fi_info -p urel -c FI_TAGGED -v | grep -q 'mem_tag_format: 0xffffffffffffffff' ||
+	fail "tagged-only info keeps the reserved bit"
+# What the provider does not do is refused, not promised.
+for caps in FI_RMA FI_ATOMIC; do
+	if fi_info -p urel -c "$caps" >/dev/null 2>&1; then
+		fail "fi_info offers $caps"
+	fi
+done
+if fi_info -p urel -t FI_EP_DGRAM >/dev/null 2>&1; then
+	fail "fi_info offers datagram endpoints"
+fi
+
+ip netns add urA
+ip netns add urB
+ip link add vethA netns urA type veth peer name vethB netns urB
+ip -n urA addr add 10.78.0.1/24 dev vethA
+ip -n urB addr add 10.78.0.2/24 dev vethB
+for ns in urA urB; do
+	ip -n $ns link set lo up
+done
+ip -n urA link set vethA up
+ip -n urB link set vethB up
+
+pingpong() {
+	local out
+	echo "fi_pingpong -p urel -e rdm $*"
+	ip netns exec urA timeout 300 fi_pingpong -p urel -e rdm "$@" >"$tmp/server" 2>&1 &
+	local pid=$! i
+	# The client connects to the server's control port: wait until it listens.
+	for i in $(seq 100); do
+		ip netns exec urA ss -Hltn 'sport = :47592' | grep -q . && break
+		sleep 0.3
+	done
+	if ! out=$(ip netns exec urB timeout 300 fi_pingpong -p urel -e rdm "$@" 10.78.0.1 2>&1); then
+		echo "$out"
+		fail "fi_pingpong $* (client)"
+	fi
+	wait $pid || { cat "$tmp/server"; fail "fi_pingpong $* (server)"; }
+	echo "$out"
+	# Every size of the run has its line of figures.
+	[ "$(grep -cE '^[0-9.]+[kmg]? +[0-9]+' <<<"$out")" -ge "$want_lines" ] ||
+		fail "fi_pingpong $*: fewer than $want_lines sizes reported"
+}
+tmp=$(mktemp -d)
+# Every size from 0 to 8 MiB (tiny, eager and rendezvous messages); few
+# iterations, as TCG is slow; then many iterations of one size per protocol.
+want_lines=40
+pingpong -S all -I 2 -c
+pingpong -S all -I 2 -c -m tagged
+want_lines=1
+pingpong -S 64 -I 500 -c -m tagged
+pingpong -S 4096 -I 200 -c
+pingpong -S 100000 -I 30 -c -m tagged
+rm -rf "$tmp"
+[ "$fails" -eq 0 ] && echo "fi_urel: ok"
+exit "$fails"

@@ -1,0 +1,36 @@
+#!/bin/bash
+# In-VM test: unmodified Open MPI runs tests/mpi/mpi_twosided.c (built with
+# mpicc) over its OFI MTL and the urel provider, on 2, 4 and 8 ranks; the
+# program checks every result and aborts the job on any failure. The
+# provider's own log (FI_LOG_LEVEL=info) must show that urel carried it.
+set -euo pipefail
+prog=${USNIC_REL_BUILD:?}/tests/mpi_twosided
+export HOME=/tmp OMPI_MCA_plm_rsh_agent=false FI_PROVIDER_PATH=$USNIC_REL_BUILD/prov
+fails=0
+run() {
+	local np=$1 out
+	echo "mpirun -np $np --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel mpi_twosided"
+	if ! out=$(timeout 400 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
+		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "$prog" 2>&1); then
+		echo "$out" | tail -40
+		echo "FAIL: mpirun -np $np"
+		fails=$((fails + 1))
+		return
+	fi
+	grep -E 'mtl:ofi:prov|mpi_twosided' <<<"$out" || true
+	grep -q "^mpi_twosided: $np ranks ok" <<<"$out" || {
+		echo "$out" | tail -40
+		echo "FAIL: -np $np: no success line"
+		fails=$((fails + 1))
+	}
+	grep -q 'mtl:ofi:provider: urel' <<<"$out" || {
+		echo "FAIL: -np $np: Open MPI did not select urel"
+		fails=$((fails + 1))
+	}
+}
+run 2
+run 4
+run 8
+[ "$fails" -eq 0 ] && echo "mpi_urel: ok"
+exit "$fails"
