@@ -107,6 +107,7 @@ struct urel_ep_attr {
 	uint32_t cq_entries; /* completions */
 	uint32_t rx_bufs; /* receive buffers */
 	uint32_t staging_size; /* bytes for send payloads not sent inline */
+	uint32_t rx_buf_size; /* bytes per receive buffer: the largest message received */
 };
 
 struct urel_ep_info {

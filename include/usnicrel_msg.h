@@ -10,6 +10,11 @@
  * are matched in the order they were sent, whatever their size; messages
  * nobody waits for yet are kept in arrival order.
  *
+ * A peer whose message the kernel could not deliver (dead, restarted,
+ * removed) fails for good: every request waiting on it, and every receive
+ * from any source then posted, completes with that error; later sends and
+ * receives naming it fail at once (usnicrel_msg(7), Peer failure).
+ *
  * Every function returns 0 (or a count, or a flag) on success and a negative
  * errno on failure. Thread-safe: a context serialises its queues with one
  * mutex, never held while the core runs a callback.
@@ -35,18 +40,38 @@ struct urel_msg_handle; /* a message taken off the queue by a matched probe */
 #define UREL_MSG_ANY_PEER ((urel_peer_t)0)
 
 /*
+ * The context itself as a peer: a send to it is matched by its own
+ * receives (naming UREL_MSG_SELF or UREL_MSG_ANY_PEER), as MPI's sends to
+ * one's own rank. Up to the eager limit a standard send is copied and
+ * completes at once; a synchronous or larger one completes when a receive
+ * (or matched probe) takes it, its bytes copied once.
+ */
+#define UREL_MSG_SELF ((urel_peer_t)0xfffffffe)
+
+/*
  * Protocol limits; zero fields take the defaults, which the environment
  * variables in brackets override: messages up to @tiny_max bytes travel
  * on the command channel [UREL_MSG_TINY_MAX], up to @eager_max on the data
  * channel [UREL_MSG_EAGER_MAX], larger ones by rendezvous: the receiver
  * reads them with RDMA gets of @rndv_chunk bytes [UREL_MSG_RNDV_CHUNK].
  * Blocking calls poll @spin times before they sleep [UREL_MSG_SPIN].
+ * While a request waits on a peer (a send for its receiver's answer, a
+ * receive naming it, a rendezvous read), progress sends that peer a
+ * keepalive every @keepalive_ms milliseconds [UREL_MSG_KEEPALIVE_MS], so
+ * that a peer that died is found by the kernel (usnic_rel(4): retry_limit,
+ * stall_timeout_ms) even when nothing else is sent to it.
+ * With @progress_thread 1 [UREL_MSG_PROGRESS_THREAD] the context runs a
+ * thread of its own that makes progress while the application computes,
+ * so rendezvous and synchronous sends of its peers advance (2: none, also
+ * overriding the environment).
  */
 struct urel_msg_attr {
 	uint32_t tiny_max;
 	uint32_t eager_max;
 	uint32_t rndv_chunk;
 	uint32_t spin;
+	uint32_t keepalive_ms;
+	uint32_t progress_thread;
 };
 
 /* What a completed receive (or a probe) found. */
@@ -55,7 +80,7 @@ struct urel_msg_status {
 	uint64_t tag; /* the message's match bits */
 	size_t len; /* the message's length as sent */
 	size_t received; /* bytes placed in the receive buffer */
-	int error; /* 0, -EMSGSIZE (buffer too small), -ECANCELED, or a transport error */
+	int error; /* 0, -EMSGSIZE (buffer too small), -ECANCELED, or a peer failure */
 	uint64_t data; /* the sender's immediate data (urel_msg_isend_data()), else 0 */
 };
 
@@ -68,11 +93,31 @@ struct urel_msg_status {
  */
 int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr, struct urel_msg **mp);
 
-/* Stop; outstanding requests are freed and never complete. */
+/*
+ * Stop. First waits until the kernel has finished every send and read the
+ * context started (delivered, or failed with its peer), so that messages
+ * already sent are not lost when the process exits; then outstanding
+ * requests are freed and never complete.
+ */
 int urel_msg_close(struct urel_msg *m);
 
 /* The limits in effect. */
 int urel_msg_query(const struct urel_msg *m, struct urel_msg_attr *attr);
+
+/* What a context holds and what it refused, for monitoring (urel_msg_stats(3)). */
+struct urel_msg_stats {
+	uint64_t unexpected; /* messages queued that no receive took yet */
+	uint64_t unexpected_bytes; /* bytes copied for them (eager messages only) */
+	uint64_t unexpected_peak_bytes; /* the most unexpected_bytes ever was */
+	uint64_t early; /* arrivals held until an earlier message of their sender */
+	uint64_t early_bytes;
+	uint64_t dropped; /* malformed, unknown, or from a failed peer */
+	uint64_t peers_failed; /* peers found dead, restarted or removed */
+	uint64_t keepalives; /* keepalive messages sent */
+};
+
+/* Fill *@st with the context's counters now. */
+int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st);
 
 /* Make progress without blocking; returns how many completions were handled. */
 int urel_msg_progress(struct urel_msg *m);

@@ -46,6 +46,8 @@ static int urel_job_new(struct urel_msg *m, int rank, int size, struct urel_job 
 
 static void urel_job_free(struct urel_job *j)
 {
+	/* Removing a peer cancels what is still on its way: let the last messages land. */
+	urel_msg_drain(j->m);
 	for (int r = 0; r < j->size; r++) {
 		if (j->peers[r])
 			urel_av_remove(j->m->ep, j->peers[r]);

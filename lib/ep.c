@@ -132,6 +132,7 @@ UREL_API int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr
 		ep->info.cq_entries = attr->cq_entries;
 		ep->info.rx_bufs = attr->rx_bufs;
 		ep->info.staging_size = attr->staging_size;
+		ep->info.rx_buf_size = attr->rx_buf_size;
 	}
 	if (ioctl(dev->fd, USNIC_REL_IOC_CREATE_EP, &ep->info) < 0) {
 		ret = -errno;

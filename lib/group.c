@@ -102,7 +102,7 @@ UREL_API uint32_t urel_group_context(const struct urel_group *g)
 
 static urel_peer_t urel_group_peer(const struct urel_group *g, int rank)
 {
-	return g->j->peers[g->ranks[rank]];
+	return rank == g->rank ? UREL_MSG_SELF : g->j->peers[g->ranks[rank]];
 }
 
 struct urel_ep *urel_group_ep(const struct urel_group *g)
@@ -133,7 +133,7 @@ static int urel_group_send(struct urel_group *g, int dest, const void *buf, size
 	uint64_t bits;
 	int ret;
 
-	if (dest < 0 || dest >= g->size || dest == g->rank)
+	if (dest < 0 || dest >= g->size)
 		return -EINVAL;
 	ret = urel_group_send_bits(g, tag, internal, &bits);
 	if (ret)
@@ -149,7 +149,7 @@ static int urel_group_recv(struct urel_group *g, int src, void *buf, size_t len,
 	int ret;
 
 	if (src != UREL_ANY_SOURCE) {
-		if (src < 0 || src >= g->size || src == g->rank)
+		if (src < 0 || src >= g->size)
 			return -EINVAL;
 		peer = urel_group_peer(g, src);
 	}
@@ -193,7 +193,7 @@ UREL_API int urel_group_source(const struct urel_group *g, const struct urel_msg
 	if (g->layout == UREL_TAG_FULL) {
 		s = -1;
 		for (int r = 0; r < g->size && s < 0; r++) {
-			if (r != g->rank && urel_group_peer(g, r) == st->peer)
+			if (urel_group_peer(g, r) == st->peer)
 				s = r;
 		}
 		if (s < 0)

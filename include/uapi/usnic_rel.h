@@ -23,7 +23,7 @@
  * Bumped on any incompatible change of this header or of the ring layouts.
  * The library refuses to run against a module with another version.
  */
-#define USNIC_REL_ABI_VERSION	4
+#define USNIC_REL_ABI_VERSION	5
 
 #define USNIC_REL_DEVICE_NAME	"usnic_rel"
 
@@ -168,6 +168,10 @@ struct usnic_rel_cqe {
 	__u32 reserved[3];	/* zero */
 };
 
+/* Bounds of usnic_rel_create_ep.rx_buf_size. */
+#define USNIC_REL_RX_BUF_MIN	256
+#define USNIC_REL_RX_BUF_MAX	65536
+
 /* CREATE_EP: bind an endpoint to a local address and map its rings. */
 struct usnic_rel_create_ep {
 	__u32 size;
@@ -181,7 +185,14 @@ struct usnic_rel_create_ep {
 	__u32 incarnation;		/* out: random, carried on the wire */
 	__u32 mtu[USNIC_REL_NR_CHANS];	/* out: payload bytes per packet */
 	__u32 max_msg[USNIC_REL_NR_CHANS]; /* out: bytes per message */
-	__u32 rx_buf_size;		/* out: bytes per receive buffer */
+	/*
+	 * in/out: bytes per receive buffer, 0 = default (64 KiB); a multiple
+	 * of 64 from USNIC_REL_RX_BUF_MIN to USNIC_REL_RX_BUF_MAX. It is also
+	 * the largest message this endpoint accepts: it is announced to every
+	 * peer in the handshake, and a peer's send of a longer message fails
+	 * with -EMSGSIZE.
+	 */
+	__u32 rx_buf_size;
 	__u32 debug_id;			/* out: debugfs directory ep<debug_id> */
 	struct usnic_rel_region region[USNIC_REL_NR_REGIONS];	/* out */
 	__u64 reserved[4];		/* zero */

@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		2
+#define USNIC_REL_WIRE_VERSION		3
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -93,6 +93,10 @@ enum usnic_rel_pkt_type {
  * @payload_len: bytes after the type header, at most
  *	USNIC_REL_WIRE_MAX_PAYLOAD.
  * @reserved: zero.
+ * @rx_limit: in a HELLO, the largest message (USNIC_REL_PKT_DATA @msg_len)
+ *	the sender receives, its receive buffer size, 1..USNIC_REL_WIRE_MAX_MSG:
+ *	the receiver of the HELLO refuses longer sends to it locally. Zero in
+ *	every other type.
  * @sack: selective ACK: bit i (LSB first) set means @ack + 1 + i was
  *	received. @ack itself is missing by definition. Only valid with
  *	USNIC_REL_F_ACK; bits naming sequences the receiver never sent make
@@ -110,7 +114,7 @@ struct usnic_rel_hdr {
 	__be32 ack;
 	__be16 payload_len;
 	__be16 reserved;
-	__be32 reserved2;
+	__be32 rx_limit;
 	__be64 sack;
 };
 
@@ -129,7 +133,12 @@ struct usnic_rel_hdr {
  *
  * The fragments of a message take consecutive sequence numbers of one
  * sequence space (one life of the connection); nothing else is interleaved
- * with them on the channel. A sender whose connection resets part-way
+ * with them on the channel. A message longer than the receiver's
+ * @rx_limit (its HELLO) is never delivered: the receiver drops all its
+ * fragments (and acknowledges them: the channel goes on) and answers its
+ * first one with a USNIC_REL_PKT_STATUS USNIC_REL_ST_TOO_BIG whose @op_id
+ * is the @msg_id; its sender completes it with an error, never as sent.
+ * A sender whose connection resets part-way
  * never sends the rest in the new space: the send fails. A receiver that
  * sees a first fragment (@frag_offset 0) while a message on the channel is
  * incomplete gives the incomplete one up (its buffer is returned with an
@@ -256,15 +265,19 @@ enum usnic_rel_wire_status {
 	USNIC_REL_ST_ACCESS		= 3,	/* registration forbids it */
 	USNIC_REL_ST_UNALIGNED		= 4,	/* misaligned atomic operand */
 	USNIC_REL_ST_NO_RESOURCES	= 5,	/* target out of memory */
-	USNIC_REL_ST_MAX		= USNIC_REL_ST_NO_RESOURCES,
+	USNIC_REL_ST_TOO_BIG		= 6,	/* DATA: message over rx_limit */
+	USNIC_REL_ST_MAX		= USNIC_REL_ST_TOO_BIG,
 };
 
 /**
  * struct usnic_rel_status_hdr - USNIC_REL_PKT_STATUS: outcome of a one-sided
- *	operation; an error status is a NAK (8 bytes)
- * @op_id: op_id of the operation.
- * @status: enum usnic_rel_wire_status.
- * @req_type: type of the packet answered (PUT, GET_REQ or ATOMIC_REQ).
+ *	operation, or the refusal of a message; an error status is a NAK
+ *	(8 bytes)
+ * @op_id: op_id of the operation; @msg_id of a refused message.
+ * @status: enum usnic_rel_wire_status; USNIC_REL_ST_TOO_BIG only, and
+ *	always, when @req_type is USNIC_REL_PKT_DATA.
+ * @req_type: type of the packet answered (PUT, GET_REQ, ATOMIC_REQ or
+ *	DATA).
  * @reserved: zero.
  */
 struct usnic_rel_status_hdr {

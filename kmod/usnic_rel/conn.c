@@ -437,7 +437,9 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		if (!b)
 			continue;
 		if (b->completes) {
-			usnic_rel_conn_post(ep, b, 0);
+			usnic_rel_conn_post(ep, b,
+					    usnic_rel_send_msg_status(ep, peer,
+								      chan, b));
 			posted = true;
 		}
 		usnic_rel_txbuf_put(ep, b);
@@ -526,6 +528,7 @@ void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	usnic_rel_hs_new_epoch(conn);
 	usnic_rel_conn_fail_all(ep, peer, -ETIMEDOUT);
 	usnic_rel_count(ep, USNIC_REL_CNT_PEERS_DEAD, 1);
+	conn->hs_stats.stalled = stalled;
 	if (stalled)
 		usnic_rel_count(ep, USNIC_REL_CNT_PEERS_STALLED, 1);
 	/* A send parked on the full window fails now, not at the next doorbell. */

@@ -55,6 +55,7 @@ struct usnic_rel_rx_msg {
 	u32 msg_len;
 	u32 received;
 	u64 imm;
+	bool refused;			/* too long: dropped as it comes */
 };
 
 /*
@@ -110,6 +111,11 @@ struct usnic_rel_chan_conn {
 	u32 nr_resps;
 	struct usnic_rel_rx_put put;
 	struct list_head sendq;		/* struct usnic_rel_sq_cur, parked in order */
+	struct {			/* the last message the peer refused */
+		bool valid;
+		u32 epoch;		/* conn->epoch when it said so */
+		u32 msg_id;
+	} refused;
 	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
@@ -139,11 +145,21 @@ struct usnic_rel_conn {
 	u32 remote_incarnation;		/* paired peer's, 0 until verified */
 	u32 prev_incarnation;		/* paired before a restart: stale */
 	u32 tx_isn[USNIC_REL_NR_CHANS];	/* our initial sequences, this epoch */
+	u32 peer_rx_limit;		/* longest message the paired peer takes */
 	u64 cookie;			/* our challenge, redrawn at each pairing */
 	u64 hs_echo;			/* the peer's cookie, echoed in our HELLO */
 	u32 hs_dst;			/* dst_incarnation of our next HELLO */
 	bool hs_owed;			/* a HELLO must go out (tx_work) */
 	unsigned long hs_next;		/* jiffies: no challenge before this */
+	struct {			/* debugfs: why a peer does not talk */
+		bool hello_sent;	/* by us, since our epoch began */
+		bool stalled;		/* dead by stall_timeout_ms */
+		u32 hellos_sent;
+		u32 hellos_rx;
+		u32 unverified_rx;	/* from incarnations not paired with us */
+		u32 pairings;
+		unsigned long last_rx;	/* jiffies of the peer's last packet, 0: none */
+	} hs_stats;
 	struct usnic_rel_rto rto;
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */

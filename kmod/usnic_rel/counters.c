@@ -71,12 +71,15 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_BUSY] = "rdma_busy",
 	[USNIC_REL_CNT_RETX_PROBE] = "retx_probe",
 	[USNIC_REL_CNT_RX_HOLD_FULL] = "rx_hold_full",
+	[USNIC_REL_CNT_RX_HOLD_USER_FULL] = "rx_hold_user_full",
 	[USNIC_REL_CNT_TX_GSO_RUNS] = "tx_gso_runs",
 	[USNIC_REL_CNT_TX_WIN_GROW] = "tx_window_grow",
 	[USNIC_REL_CNT_RX_WIN_GROW] = "rx_window_grow",
 	[USNIC_REL_CNT_WIN_NO_MEMORY] = "window_no_memory",
 	[USNIC_REL_CNT_RX_MSG_ABORTED] = "rx_msg_aborted",
 	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
+	[USNIC_REL_CNT_TX_MSG_TOO_BIG] = "tx_msg_too_big",
+	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
 };
 
 /* One endpoint's directory. */

@@ -28,6 +28,41 @@ static const char * const usnic_rel_conn_state_names[] = {
 	[USNIC_REL_CONN_REMOVED] = "removed",
 };
 
+/* Where the handshake of @conn stands; see usnic_rel(4). */
+static const char *usnic_rel_hs_state(const struct usnic_rel_conn *conn)
+{
+	switch (conn->state) {
+	case USNIC_REL_CONN_REMOVED:
+		return "removed";
+	case USNIC_REL_CONN_DEAD:
+		return conn->hs_stats.stalled ? "stalled" : "dead";
+	default:
+		break;
+	}
+	if (conn->remote_incarnation)
+		return "paired";
+	return conn->hs_stats.hello_sent ? "hello_sent" : "idle";
+}
+
+/*
+ * Why a peer does not talk: the handshake's state and what each side sent.
+ * The cookie, the proof a peer must echo, is never shown.
+ */
+static void usnic_rel_peer_hs_show(struct seq_file *s,
+				   const struct usnic_rel_conn *conn)
+{
+	long long last_rx_ms = -1;
+
+	if (conn->hs_stats.last_rx)
+		last_rx_ms = jiffies_to_msecs(jiffies - conn->hs_stats.last_rx);
+	seq_printf(s, "  handshake %s local_incarnation %08x prev_incarnation %08x peer_rx_limit %u hellos_sent %u hellos_received %u unverified %u pairings %u last_rx_ms %lld\n",
+		   usnic_rel_hs_state(conn), conn->local_incarnation,
+		   conn->prev_incarnation, conn->peer_rx_limit,
+		   conn->hs_stats.hellos_sent, conn->hs_stats.hellos_rx,
+		   conn->hs_stats.unverified_rx, conn->hs_stats.pairings,
+		   last_rx_ms);
+}
+
 static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
@@ -39,6 +74,7 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 		   conn->remote_incarnation, conn->rto.srtt_us,
 		   conn->rto.rttvar_us, usnic_rel_rto_current_us(&conn->rto),
 		   conn->rto.backoff, conn->rto.retries);
+	usnic_rel_peer_hs_show(s, conn);
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 

@@ -31,6 +31,8 @@
 #define USNIC_REL_DEV_MTU_MAX		9000
 /* Largest two-sided message: larger transfers go by RDMA GET (rendezvous). */
 #define USNIC_REL_RX_BUF_SIZE		SZ_64K
+static_assert(USNIC_REL_RX_BUF_SIZE <= USNIC_REL_RX_BUF_MAX);
+static_assert(USNIC_REL_RX_BUF_MAX <= USNIC_REL_WIRE_MAX_MSG);
 
 /* mmap offsets: page offset = ep_id << 3 | region. */
 #define USNIC_REL_MMAP_REGION_BITS	3
@@ -118,8 +120,10 @@ static void usnic_rel_ep_set_mtu(struct usnic_rel_ep *ep,
 	mtu = clamp(mtu, 1280U, USNIC_REL_DEV_MTU_MAX) - overhead;
 	ep->mtu[USNIC_REL_CHAN_DATA] = mtu;
 	ep->mtu[USNIC_REL_CHAN_CMD] = min(usnic_rel_cmd_mtu, mtu);
-	/* Messages up to a buffer are cut into packets and reassembled. */
-	ep->rx_buf_size = USNIC_REL_RX_BUF_SIZE;
+	/*
+	 * Messages up to a buffer are cut into packets and reassembled; what
+	 * we send is bounded by the peer's buffers (its HELLO), not ours.
+	 */
 	ep->max_msg[USNIC_REL_CHAN_DATA] = USNIC_REL_RX_BUF_SIZE;
 	ep->max_msg[USNIC_REL_CHAN_CMD] = USNIC_REL_RX_BUF_SIZE;
 }
@@ -191,6 +195,7 @@ static void usnic_rel_region_info(struct usnic_rel_ep *ep, unsigned int region,
 /* Caller holds ctx->lock. */
 int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *arg)
 {
+	struct usnic_rel_user *user;
 	struct usnic_rel_ep *ep;
 	unsigned int i;
 	void *mem;
@@ -210,12 +215,17 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		arg->staging_size = USNIC_REL_STAGING_DEFAULT;
 	if (arg->staging_size > USNIC_REL_STAGING_MAX)
 		return -EINVAL;
+	if (!arg->rx_buf_size)
+		arg->rx_buf_size = USNIC_REL_RX_BUF_SIZE;
+	if (arg->rx_buf_size < USNIC_REL_RX_BUF_MIN ||
+	    arg->rx_buf_size > USNIC_REL_RX_BUF_MAX || arg->rx_buf_size % 64)
+		return -EINVAL;
 	/* Each endpoint is a socket: as many as the caller may open files. */
 	if (ctx->nr_eps >= rlimit(RLIMIT_NOFILE))
 		return -EMFILE;
 
 	/* Limits first: past them nothing is allocated. */
-	ret = usnic_rel_user_get_ep(current_uid());
+	ret = usnic_rel_user_get_ep(current_uid(), &user);
 	if (ret)
 		return ret;
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
@@ -224,6 +234,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 		return -ENOMEM;
 	}
 	ep->owner = current_uid();
+	ep->user = user;
 	kref_init(&ep->ref);
 	mutex_init(&ep->tx_lock);
 	usnic_rel_send_init(ep);
@@ -237,6 +248,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	ep->serial = ++ctx->ep_serial;
 	ep->net = ctx->net;
 	ep->family = arg->addr.family;
+	ep->rx_buf_size = arg->rx_buf_size;
 	ep->incarnation = get_random_u32() ?: 1;
 	ret = ida_alloc(&usnic_rel_debug_ida, GFP_KERNEL);
 	if (ret < 0) {

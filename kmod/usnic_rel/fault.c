@@ -8,6 +8,10 @@
  * refuses values above 1000000 with -EINVAL. ep<N>/fault_nomem_every = N
  * makes every Nth allocation of the send path (a packet, a parked send, an
  * answer to a one-sided request) fail as if memory were short (0: never).
+ * ep<N>/fault_pin_hold = 1 stops every REG_MR for the endpoint after it
+ * pinned its first pages, until the knob is set back to 0 (or the caller
+ * gets a fatal signal), so that a test can show what does not wait behind
+ * pinning; ep<N>/fault's pin_held says how many wait.
  * On the receive side, fault_window_nomem_next = N makes the next N growths
  * of a receive window fail as if memory ran out (it reads back how many are
  * left): exactly N, so that a test knows what it caused. ep<N>/fault counts
@@ -20,6 +24,9 @@
 #include <linux/slab.h>
 
 #include "usnic_rel.h"
+
+/* Registrations waiting on a fault_pin_hold knob, of any endpoint. */
+static DECLARE_WAIT_QUEUE_HEAD(usnic_rel_fault_pin_wq);
 
 struct usnic_rel_fault_held {
 	union usnic_rel_sockaddr to;
@@ -118,6 +125,33 @@ bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep)
 	return true;
 }
 
+/*
+ * REG_MR for @ep pinned its first pages: wait here while fault_pin_hold is
+ * set. Returns 0, or -EINTR on a fatal signal. May sleep.
+ */
+int usnic_rel_fault_pin_wait(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+	int ret;
+
+	if (!READ_ONCE(f->pin_hold))
+		return 0;
+	atomic_inc(&f->pin_held);
+	ret = wait_event_killable(usnic_rel_fault_pin_wq,
+				  !READ_ONCE(f->pin_hold));
+	atomic_dec(&f->pin_held);
+	return ret ? -EINTR : 0;
+}
+
+static int usnic_rel_fault_pin_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	wake_up_all(&usnic_rel_fault_pin_wq);
+	return 0;
+}
+
 static int usnic_rel_fault_every_set(void *data, u64 val)
 {
 	if (val > U32_MAX)
@@ -157,6 +191,8 @@ DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_rate_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_rate_set, "%llu\n");
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_every_fops, usnic_rel_fault_rate_get,
 			 usnic_rel_fault_every_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_pin_fops, usnic_rel_fault_rate_get,
+			 usnic_rel_fault_pin_set, "%llu\n");
 DEFINE_DEBUGFS_ATTRIBUTE(usnic_rel_fault_next_fops, usnic_rel_fault_next_get,
 			 usnic_rel_fault_next_set, "%llu\n");
 
@@ -164,12 +200,13 @@ static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\npin_held %d\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
 		   (long long)atomic64_read(&f->reordered),
 		   (long long)atomic64_read(&f->nomem),
-		   (long long)atomic64_read(&f->window_nomem));
+		   (long long)atomic64_read(&f->window_nomem),
+		   atomic_read(&f->pin_held));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_fault);
@@ -190,6 +227,8 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
 				   &f->nomem_every, &usnic_rel_fault_every_fops);
+	debugfs_create_file_unsafe("fault_pin_hold", 0600, ep->debugfs,
+				   &f->pin_hold, &usnic_rel_fault_pin_fops);
 	debugfs_create_file("fault", 0444, ep->debugfs, f,
 			    &usnic_rel_fault_fops);
 }

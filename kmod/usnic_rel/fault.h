@@ -4,7 +4,8 @@
  * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
  * million) so that loss recovery can be tested without netem, and
  * allocation failures on the send path (ep<N>/fault_nomem_every) and in
- * receive window growth (ep<N>/fault_window_nomem_next).
+ * receive window growth (ep<N>/fault_window_nomem_next), and a registration
+ * held part-way through pinning (ep<N>/fault_pin_hold).
  */
 #ifndef _USNIC_REL_FAULT_H
 #define _USNIC_REL_FAULT_H
@@ -31,6 +32,8 @@ struct usnic_rel_fault {
 	atomic64_t duplicated;
 	atomic64_t reordered;
 	atomic64_t window_nomem;
+	u32 pin_hold;			/* REG_MR waits after its first pages */
+	atomic_t pin_held;		/* registrations waiting on pin_hold */
 };
 
 int usnic_rel_fault_send(struct usnic_rel_ep *ep,
@@ -39,6 +42,7 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);
+int usnic_rel_fault_pin_wait(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);
 
 #endif /* _USNIC_REL_FAULT_H */

@@ -60,6 +60,7 @@ void usnic_rel_hs_new_epoch(struct usnic_rel_conn *conn)
 	conn->prev_incarnation = 0;
 	conn->hs_echo = 0;
 	conn->hs_dst = 0;
+	conn->hs_stats.hello_sent = false;
 }
 
 /* A HELLO must go out to @dst, echoing @echo. Caller holds conn->lock. */
@@ -161,6 +162,8 @@ static void usnic_rel_hs_pair(struct usnic_rel_ep *ep,
 		usnic_rel_count(ep, USNIC_REL_CNT_PEER_RESETS, 1);
 	}
 	conn->remote_incarnation = pkt->src_incarnation;
+	/* Fixed for the incarnation's life: longer sends fail (send.c). */
+	conn->peer_rx_limit = pkt->hello.rx_limit;
 	conn->state = USNIC_REL_CONN_ACTIVE;
 	/* A late copy of this HELLO must not verify a later pairing. */
 	do {
@@ -171,6 +174,8 @@ static void usnic_rel_hs_pair(struct usnic_rel_ep *ep,
 	usnic_rel_hs_release(conn);
 	usnic_rel_rto_progress(&conn->rto);
 	usnic_rel_count(ep, USNIC_REL_CNT_HANDSHAKES, 1);
+	conn->hs_stats.pairings++;
+	conn->hs_stats.stalled = false;
 	/* Our proof for the peer, which may not have paired with us yet. */
 	usnic_rel_hs_owe(peer, pkt->src_incarnation, pkt->hello.cookie);
 	usnic_rel_rtx_timer_arm(peer, true);
@@ -189,12 +194,14 @@ void usnic_rel_hs_rx_hello(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 				     pkt->src_incarnation, pkt->dst_incarnation,
 				     pkt->hello.echo);
 	trace_usnic_rel_handshake(ep->debug_id, peer->handle, pkt, v);
+	conn->hs_stats.hellos_rx++;
 	switch (v) {
 	case USNIC_REL_HELLO_STALE:
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_STALE, 1);
 		break;
 	case USNIC_REL_HELLO_UNVERIFIED:
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_UNVERIFIED, 1);
+		conn->hs_stats.unverified_rx++;
 		usnic_rel_hs_challenge(ep, peer, pkt->src_incarnation,
 				       pkt->hello.cookie, len);
 		break;
@@ -219,6 +226,7 @@ void usnic_rel_hs_rx_unverified(struct usnic_rel_ep *ep,
 				const struct usnic_rel_pkt *pkt, size_t len)
 {
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_UNVERIFIED, 1);
+	peer->conn.hs_stats.unverified_rx++;
 	usnic_rel_hs_challenge(ep, peer, pkt->src_incarnation, 0, len);
 }
 
@@ -245,7 +253,10 @@ void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 		pkt.hello.echo = conn->hs_echo;
 		for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 			pkt.hello.isn[i] = conn->tx_isn[i];
+		pkt.hello.rx_limit = ep->rx_buf_size;
 		len = usnic_rel_wire_build(buf, sizeof(buf), &pkt);
+		conn->hs_stats.hello_sent = true;
+		conn->hs_stats.hellos_sent++;
 	}
 	conn->hs_owed = false;
 	spin_unlock_bh(&conn->lock);

@@ -17,6 +17,10 @@ unsigned int usnic_rel_max_eps_per_user = 256;
 module_param_named(max_eps_per_user, usnic_rel_max_eps_per_user, uint, 0444);
 MODULE_PARM_DESC(max_eps_per_user, "Endpoints one user may hold over all its files (1..65536, default 256)");
 
+unsigned int usnic_rel_max_rx_held_kb_per_user = 262144;
+module_param_named(max_rx_held_kb_per_user, usnic_rel_max_rx_held_kb_per_user, uint, 0444);
+MODULE_PARM_DESC(max_rx_held_kb_per_user, "KiB of received packets one user's endpoints may hold out of order or waiting for buffers (64..4194304, default 262144)");
+
 unsigned int usnic_rel_send_window = 4096;
 module_param_named(send_window, usnic_rel_send_window, uint, 0444);
 MODULE_PARM_DESC(send_window, "Packets in flight per peer and channel (power of two, 16..4096, default 4096)");
@@ -54,6 +58,8 @@ MODULE_PARM_DESC(stall_timeout_ms, "Longest a packet may stay unacknowledged bef
 #define USNIC_REL_RTO_CEILING_US	60000000U
 #define USNIC_REL_RETRY_LIMIT_MAX	64U
 #define USNIC_REL_MAX_EPS_PER_USER_MAX	65536U
+#define USNIC_REL_RX_HELD_KB_MIN	64U
+#define USNIC_REL_RX_HELD_KB_MAX	4194304U
 #define USNIC_REL_STALL_MIN_MS		100U
 #define USNIC_REL_STALL_MAX_MS		600000U
 
@@ -101,6 +107,13 @@ static int __init usnic_rel_check_params(void)
 		       usnic_rel_max_eps_per_user, USNIC_REL_MAX_EPS_PER_USER_MAX);
 		return -EINVAL;
 	}
+	if (usnic_rel_max_rx_held_kb_per_user < USNIC_REL_RX_HELD_KB_MIN ||
+	    usnic_rel_max_rx_held_kb_per_user > USNIC_REL_RX_HELD_KB_MAX) {
+		pr_err("max_rx_held_kb_per_user=%u: must be in %u..%u\n",
+		       usnic_rel_max_rx_held_kb_per_user, USNIC_REL_RX_HELD_KB_MIN,
+		       USNIC_REL_RX_HELD_KB_MAX);
+		return -EINVAL;
+	}
 	if (!usnic_rel_retry_limit ||
 	    usnic_rel_retry_limit > USNIC_REL_RETRY_LIMIT_MAX) {
 		pr_err("retry_limit=%u: must be in 1..%u\n",
@@ -126,14 +139,20 @@ static int __init usnic_rel_init(void)
 	if (ret)
 		return ret;
 
+	ret = usnic_rel_peer_cache_init();
+	if (ret)
+		return ret;
 	usnic_rel_wq = alloc_workqueue(KBUILD_MODNAME, WQ_UNBOUND, 0);
-	if (!usnic_rel_wq)
+	if (!usnic_rel_wq) {
+		usnic_rel_peer_cache_exit();
 		return -ENOMEM;
+	}
 	usnic_rel_debugfs_init();
 	ret = usnic_rel_chardev_init();
 	if (ret) {
 		usnic_rel_debugfs_exit();
 		destroy_workqueue(usnic_rel_wq);
+		usnic_rel_peer_cache_exit();
 		return ret;
 	}
 	pr_info("loaded, ABI version %u\n", USNIC_REL_ABI_VERSION);
@@ -146,6 +165,7 @@ static void __exit usnic_rel_exit(void)
 	usnic_rel_debugfs_exit();
 	/* Drains registrations whose last user was the receive path. */
 	destroy_workqueue(usnic_rel_wq);
+	usnic_rel_peer_cache_exit();
 }
 
 module_init(usnic_rel_init);

@@ -203,9 +203,10 @@ static int usnic_rel_mr_insert(struct usnic_rel_ctx *ctx, struct usnic_rel_mr *m
 	return ret;
 }
 
-/* Pin the pages of @mr. Runs without ctx->lock: it may take long. */
-static int usnic_rel_mr_pin(struct usnic_rel_mr *mr, unsigned long start,
-			    unsigned int gup_flags, unsigned long *pinned)
+/* Pin the pages of @mr for @ep. Runs without ctx->lock: it may take long. */
+static int usnic_rel_mr_pin(struct usnic_rel_ep *ep, struct usnic_rel_mr *mr,
+			    unsigned long start, unsigned int gup_flags,
+			    unsigned long *pinned)
 {
 	int ret;
 
@@ -217,6 +218,9 @@ static int usnic_rel_mr_pin(struct usnic_rel_mr *mr, unsigned long start,
 		if (ret <= 0)
 			return ret ?: -EFAULT;
 		*pinned += ret;
+		/* A test may hold us here (fault.c), after the first pages. */
+		if (*pinned == (unsigned long)ret && usnic_rel_fault_pin_wait(ep))
+			return -EINTR;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		cond_resched();
@@ -246,17 +250,16 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	if (arg->access & USNIC_REL_WRITABLE)
 		gup_flags |= FOLL_WRITE;
 
-	mutex_lock(&ctx->lock);
-	ep = xa_load(&ctx->eps, arg->ep_id);
-	serial = ep ? ep->serial : 0;
-	mutex_unlock(&ctx->lock);
+	ep = usnic_rel_ep_get(ctx, arg->ep_id);
 	if (!ep)
 		return -EINVAL;
+	serial = ep->serial;
 
 	/* The limit first: over it, nothing is allocated. */
 	ret = usnic_rel_mr_charge(current->mm, npages);
 	if (ret)
-		return ret;
+		goto out_put;
+	ret = -ENOMEM;
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		goto err_uncharge;
@@ -277,7 +280,7 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	mmgrab(current->mm);
 	mr->mm = current->mm;
 
-	ret = usnic_rel_mr_pin(mr, start, gup_flags, &pinned);
+	ret = usnic_rel_mr_pin(ep, mr, start, gup_flags, &pinned);
 	if (ret)
 		goto err;
 	mutex_lock(&ctx->lock);
@@ -286,14 +289,16 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	if (ret)
 		goto err;
 	arg->rkey = mr->rkey;
-	return 0;
+	goto out_put;
 
 err:
 	usnic_rel_mr_free(mr, pinned);
-	return ret;
+	goto out_put;
 err_uncharge:
 	atomic64_sub(npages, &current->mm->pinned_vm);
-	return -ENOMEM;
+out_put:
+	usnic_rel_ep_put(ep);
+	return ret;
 }
 
 /*

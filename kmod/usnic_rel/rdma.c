@@ -156,6 +156,8 @@ static int usnic_rel_rdma_errno(u16 status)
 		return -EPERM;
 	case USNIC_REL_ST_UNALIGNED:
 		return -EINVAL;
+	case USNIC_REL_ST_TOO_BIG:
+		return -EMSGSIZE;
 	default:
 		return -ENOMEM;
 	}
@@ -303,6 +305,27 @@ static void usnic_rel_rdma_status(struct usnic_rel_rdma_resp *r, u32 op_id,
 	r->op_id = op_id;
 	r->req_type = req_type;
 	r->status = status;
+}
+
+/*
+ * Queue the refusal of message @msg_id received on @chan, too long for our
+ * buffers: a TOO_BIG STATUS, sent in order with the other answers. Returns
+ * -EBUSY when the channel owes too many (the fragment comes again).
+ * Caller holds conn->lock.
+ */
+int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      u32 msg_id)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
+	struct usnic_rel_rdma_resp *r = usnic_rel_rdma_resp_alloc(ep, c);
+
+	if (!r)
+		return -EBUSY;
+	usnic_rel_rdma_status(r, msg_id, USNIC_REL_PKT_DATA,
+			      USNIC_REL_ST_TOO_BIG);
+	usnic_rel_rdma_resp_queue(peer, c, r);
+	return 0;
 }
 
 /* One fragment of a PUT: 0, or -EBUSY when it must come again. */
@@ -461,6 +484,13 @@ int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 {
 	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
 
+	/* The refusal of one of our messages, not of a one-sided op. */
+	if (pkt->type == USNIC_REL_PKT_STATUS &&
+	    pkt->status.req_type == USNIC_REL_PKT_DATA) {
+		usnic_rel_send_msg_refused(ep, peer, pkt->channel,
+					   pkt->status.op_id);
+		return 0;
+	}
 	switch (pkt->type) {
 	case USNIC_REL_PKT_PUT:
 		return usnic_rel_rdma_rx_put(ep, peer, c, pkt);

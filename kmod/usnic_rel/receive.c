@@ -47,6 +47,7 @@ static void usnic_rel_skb_unhold(struct sk_buff *skb)
 	struct usnic_rel_skb_cb *cb = (struct usnic_rel_skb_cb *)skb->cb;
 
 	atomic_long_sub(skb->truesize, &cb->ep->rx_held_bytes);
+	usnic_rel_user_unhold(cb->ep->user, skb->truesize);
 }
 
 /*
@@ -61,6 +62,12 @@ static bool usnic_rel_skb_hold(struct usnic_rel_ep *ep, struct sk_buff *skb)
 	    USNIC_REL_RX_HOLD_MAX) {
 		atomic_long_sub(skb->truesize, &ep->rx_held_bytes);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_HOLD_FULL, 1);
+		return false;
+	}
+	/* Charged to the owner too, over all its endpoints. */
+	if (!usnic_rel_user_hold(ep->user, skb->truesize)) {
+		atomic_long_sub(skb->truesize, &ep->rx_held_bytes);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_HOLD_USER_FULL, 1);
 		return false;
 	}
 	skb_orphan(skb);
@@ -152,8 +159,36 @@ static int usnic_rel_rx_take_buf(struct usnic_rel_ep *ep, u32 *idx)
 }
 
 /*
+ * The first fragment of a message longer than our buffers: it is never
+ * delivered, but taken (and acknowledged) once the sender is told, with a
+ * TOO_BIG status that fails its send; the other fragments are dropped as
+ * they come. The sender knew our limit from the handshake unless it sent
+ * before the pairing. Returns 0, or -EBUSY when the answer cannot be queued
+ * yet (the fragment comes again). Caller holds conn->lock.
+ */
+static int usnic_rel_rx_refuse(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_rx_msg *m = &peer->conn.chan[pkt->channel].msg;
+	int ret;
+
+	ret = usnic_rel_rdma_refuse_msg(ep, peer, pkt->channel,
+					pkt->data.msg_id);
+	if (ret)
+		return ret;
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_TOO_BIG, 1);
+	m->msg_id = pkt->data.msg_id;
+	m->msg_len = pkt->data.msg_len;
+	m->received = pkt->payload_len;
+	m->refused = m->received < m->msg_len;
+	return 0;
+}
+
+/*
  * Deliver one in-order DATA packet. Returns 0 when it was consumed (stored,
- * or dropped as malformed) and -ENOBUFS when it must wait for a buffer.
+ * refused or dropped as malformed), -ENOBUFS when it must wait for a buffer
+ * and -EBUSY when for room to answer.
  * Caller holds conn->lock.
  */
 static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
@@ -164,10 +199,6 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	int ret;
 
 	if (!pkt->data.frag_offset) {
-		if (pkt->data.msg_len > ep->rx_buf_size) {
-			usnic_rel_count(ep, USNIC_REL_CNT_RX_TOO_BIG, 1);
-			return 0;
-		}
 		if (m->active) {
 			/*
 			 * A sender never starts a message before the last one
@@ -178,6 +209,9 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			usnic_rel_rx_msg_abort(ep, peer, pkt->channel, -EPROTO);
 			usnic_rel_count(ep, USNIC_REL_CNT_RX_MSG_ABORTED, 1);
 		}
+		m->refused = false;
+		if (pkt->data.msg_len > ep->rx_buf_size)
+			return usnic_rel_rx_refuse(ep, peer, pkt);
 		spin_lock(&ep->rx_lock);
 		ret = usnic_rel_rx_take_buf(ep, &m->buf);
 		spin_unlock(&ep->rx_lock);
@@ -188,6 +222,13 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		m->msg_len = pkt->data.msg_len;
 		m->imm = pkt->data.imm;
 		m->received = 0;
+	} else if (m->refused && m->msg_id == pkt->data.msg_id &&
+		   m->msg_len == pkt->data.msg_len &&
+		   m->received == pkt->data.frag_offset) {
+		/* The rest of a message refused: dropped, but taken. */
+		m->received += pkt->payload_len;
+		m->refused = m->received < m->msg_len;
+		return 0;
 	} else if (!m->active || m->msg_id != pkt->data.msg_id ||
 		   m->msg_len != pkt->data.msg_len ||
 		   m->received != pkt->data.frag_offset) {
@@ -448,6 +489,7 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 
 	conn = &peer->conn;
 	spin_lock(&conn->lock);
+	conn->hs_stats.last_rx = jiffies ?: 1;
 	if (conn->state == USNIC_REL_CONN_REMOVED) {
 		trace_usnic_rel_rx(ep->debug_id, peer->handle, &pkt, skb->len,
 				   USNIC_REL_RXV_DEAD_PEER, 0);

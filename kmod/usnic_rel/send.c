@@ -88,6 +88,71 @@ u8 usnic_rel_sqe_pkt_type(u8 opcode)
 }
 
 /*
+ * A message longer than the paired peer receives (its HELLO) would be
+ * dropped there: refuse it before its first packet. One the peer refused
+ * part-way (its TOO_BIG status) stops. Caller holds conn->lock.
+ */
+static int usnic_rel_send_msg_check(struct usnic_rel_ep *ep,
+				    struct usnic_rel_conn *conn,
+				    struct usnic_rel_chan_conn *c,
+				    const struct usnic_rel_sq_cur *cur)
+{
+	if (!cur->sent) {
+		/* Before the pairing the limit is unknown: checked when acknowledged. */
+		if (!conn->remote_incarnation ||
+		    cur->sqe.len <= conn->peer_rx_limit)
+			return 0;
+	} else if (!c->refused.valid || c->refused.epoch != conn->epoch ||
+		   c->refused.msg_id != cur->msg_id) {
+		return 0;
+	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_MSG_TOO_BIG, 1);
+	return -EMSGSIZE;
+}
+
+/*
+ * The status of a message its peer acknowledged in full. Acknowledged is not
+ * delivered when it was longer than the peer receives: the pairing told us
+ * its limit, and it dropped the message (sent before we knew), or it said
+ * it refused it. Caller holds conn->lock.
+ */
+int usnic_rel_send_msg_status(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      const struct usnic_rel_txbuf *b)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_data_hdr h;
+
+	if (b->cqe.len <= conn->peer_rx_limit) {
+		if (!c->refused.valid || c->refused.epoch != conn->epoch)
+			return 0;
+		memcpy(&h, b->data + sizeof(struct usnic_rel_hdr), sizeof(h));
+		if (be32_to_cpu(h.msg_id) != c->refused.msg_id)
+			return 0;
+	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_MSG_TOO_BIG, 1);
+	return -EMSGSIZE;
+}
+
+/*
+ * The peer refused our message @msg_id on @chan as too long: its send
+ * fails when acknowledged, and what is left of it is not sent. Caller
+ * holds conn->lock.
+ */
+void usnic_rel_send_msg_refused(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				u32 msg_id)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
+
+	c->refused.valid = true;
+	c->refused.epoch = peer->conn.epoch;
+	c->refused.msg_id = msg_id;
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_REFUSED_TOO_BIG, 1);
+}
+
+/*
  * Put the next packet of the parked send on the wire: a message or PUT
  * fragment, or a GET or atomic request. Returns 0 when the send is all out,
  * -ENOSPC when the window is full, or the completion status of a send that
@@ -146,6 +211,11 @@ relock:
 		/* Its first part went to a sequence space that ended. */
 		ret = -ECONNRESET;
 		goto unlock_abort;
+	}
+	if (type == USNIC_REL_PKT_DATA) {
+		ret = usnic_rel_send_msg_check(ep, conn, c, cur);
+		if (ret)
+			goto unlock_abort;
 	}
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret == -ENOBUFS) {

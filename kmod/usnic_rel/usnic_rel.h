@@ -45,6 +45,7 @@ extern unsigned int usnic_rel_ack_delay_us;
 extern unsigned int usnic_rel_ack_every;
 extern unsigned int usnic_rel_retry_limit;
 extern unsigned int usnic_rel_max_eps_per_user;
+extern unsigned int usnic_rel_max_rx_held_kb_per_user;
 extern unsigned int usnic_rel_stall_timeout_ms;
 
 /* Deferred work that may sleep and must finish before the module goes. */
@@ -120,6 +121,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_BUSY,	/* requests deferred: responder queue full */
 	USNIC_REL_CNT_RETX_PROBE,	/* tail-loss probes sent */
 	USNIC_REL_CNT_RX_HOLD_FULL,	/* not held: the endpoint holds too much */
+	USNIC_REL_CNT_RX_HOLD_USER_FULL, /* not held: the owner's endpoints hold too much */
 	USNIC_REL_CNT_TX_GSO_RUNS,	/* runs of packets sent by one GSO call */
 	USNIC_REL_CNT_RX_MSG_ABORTED,	/* a new message began before the last ended */
 	USNIC_REL_CNT_TX_PARKED,	/* sends parked on their peer (window, memory) */
@@ -127,6 +129,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_TX_WIN_GROW,	/* a send window got more slots */
 	USNIC_REL_CNT_RX_WIN_GROW,	/* a receive window got more slots */
 	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
+	USNIC_REL_CNT_TX_MSG_TOO_BIG,	/* sends failed: longer than the peer receives */
+	USNIC_REL_CNT_TX_REFUSED_TOO_BIG, /* TOO_BIG refusals the peer sent us */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -170,6 +174,7 @@ struct usnic_rel_ep {
 	u32 debug_id;
 	u64 serial;			/* never reused in its context: binds MRs */
 	kuid_t owner;			/* charged for it (user.c), real uid */
+	struct usnic_rel_user *user;	/* the owner's account, alive while we are */
 	u32 incarnation;
 	u16 family;
 	u16 port;			/* bound port, host order */
@@ -267,8 +272,11 @@ int usnic_rel_ep_mmap(struct usnic_rel_ctx *ctx, struct vm_area_struct *vma);
 bool usnic_rel_ep_readable(struct usnic_rel_ep *ep);
 
 /* user.c */
-int usnic_rel_user_get_ep(kuid_t uid);
+struct usnic_rel_user;
+int usnic_rel_user_get_ep(kuid_t uid, struct usnic_rel_user **user);
 void usnic_rel_user_put_ep(kuid_t uid);
+bool usnic_rel_user_hold(struct usnic_rel_user *user, unsigned int bytes);
+void usnic_rel_user_unhold(struct usnic_rel_user *user, unsigned int bytes);
 
 /* ring.c */
 void *usnic_rel_vmalloc_user(size_t size);
@@ -292,6 +300,8 @@ int usnic_rel_socket_send(struct usnic_rel_ep *ep,
 			  const void *payload, size_t len);
 
 /* peer.c */
+int usnic_rel_peer_cache_init(void);
+void usnic_rel_peer_cache_exit(void);
 int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg);
 int usnic_rel_av_remove(struct usnic_rel_ep *ep, u32 handle);
 void usnic_rel_av_destroy(struct usnic_rel_ep *ep);
@@ -345,6 +355,12 @@ void usnic_rel_send_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 void usnic_rel_send_parked_cancel(struct usnic_rel_ep *ep,
 				  struct usnic_rel_peer *peer, int status);
 void usnic_rel_send_parked_free(struct usnic_rel_chan_conn *c);
+int usnic_rel_send_msg_status(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      const struct usnic_rel_txbuf *b);
+void usnic_rel_send_msg_refused(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				u32 msg_id);
 
 /* ack.c */
 struct usnic_rel_pkt;
@@ -369,6 +385,9 @@ void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		      const struct usnic_rel_pkt *pkt);
 void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer, unsigned int chan,
+			      u32 msg_id);
 
 /* receive.c */
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);

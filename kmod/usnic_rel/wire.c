@@ -206,6 +206,7 @@ static enum usnic_rel_drop_reason
 usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
 {
 	struct usnic_rel_status_hdr h;
+	bool too_big, data;
 
 	memcpy(&h, p, sizeof(h));
 	if (h.reserved)
@@ -215,7 +216,13 @@ usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
 	pkt->status.req_type = h.req_type;
 	if (pkt->status.status > USNIC_REL_ST_MAX)
 		return USNIC_REL_DROP_BAD_STATUS;
+	/* TOO_BIG refuses a message, and only a message is refused so. */
+	too_big = pkt->status.status == USNIC_REL_ST_TOO_BIG;
+	data = h.req_type == USNIC_REL_PKT_DATA;
+	if (too_big != data)
+		return USNIC_REL_DROP_BAD_STATUS;
 	switch (h.req_type) {
+	case USNIC_REL_PKT_DATA:
 	case USNIC_REL_PKT_PUT:
 		return USNIC_REL_DROP_NONE;
 	case USNIC_REL_PKT_GET_REQ:
@@ -244,7 +251,8 @@ usnic_rel_parse_hello(const void *p, struct usnic_rel_pkt *pkt)
 	pkt->hello.echo = be64_to_cpu(h.echo);
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		pkt->hello.isn[i] = be32_to_cpu(h.isn[i]);
-	if (!pkt->hello.cookie)
+	if (!pkt->hello.cookie || !pkt->hello.rx_limit ||
+	    pkt->hello.rx_limit > USNIC_REL_WIRE_MAX_MSG)
 		return USNIC_REL_DROP_BAD_HELLO;
 	return USNIC_REL_DROP_NONE;
 }
@@ -285,7 +293,7 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return USNIC_REL_DROP_BAD_FLAGS;
 	if (!h.src_incarnation)
 		return USNIC_REL_DROP_NO_INCARNATION;
-	if (h.reserved || h.reserved2)
+	if (h.reserved || (h.rx_limit && h.type != USNIC_REL_PKT_HELLO))
 		return USNIC_REL_DROP_RESERVED;
 
 	memset(pkt, 0, sizeof(*pkt));
@@ -298,6 +306,8 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 	pkt->ack = be32_to_cpu(h.ack);
 	pkt->sack = be64_to_cpu(h.sack);
 	pkt->payload_len = be16_to_cpu(h.payload_len);
+	if (h.type == USNIC_REL_PKT_HELLO)
+		pkt->hello.rx_limit = be32_to_cpu(h.rx_limit);
 
 	hlen = usnic_rel_wire_hdr_len(h.type);
 	if (len < hlen)
@@ -458,6 +468,8 @@ size_t usnic_rel_wire_build(void *buf, size_t size,
 		.sack = cpu_to_be64(pkt->sack),
 	};
 
+	if (pkt->type == USNIC_REL_PKT_HELLO)
+		h.rx_limit = cpu_to_be32(pkt->hello.rx_limit);
 	if (!hlen || size < hlen ||
 	    pkt->payload_len > USNIC_REL_WIRE_MAX_PAYLOAD)
 		return 0;

@@ -102,6 +102,7 @@ struct usnic_rel_pkt {
 			u64 cookie;
 			u64 echo;
 			u32 isn[USNIC_REL_NR_CHANS];
+			u32 rx_limit;	/* common header's rx_limit */
 		} hello;
 	};
 };

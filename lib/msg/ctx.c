@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../internal.h"
 #include "msg.h"
@@ -15,9 +16,14 @@
 #define UREL_MSG_EAGER_DEFAULT 16384U
 #define UREL_MSG_RNDV_CHUNK_DEFAULT (256U * 1024)
 #define UREL_MSG_SPIN_DEFAULT 200U
+#define UREL_MSG_KEEPALIVE_DEFAULT 1000U
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
+/* Longest a close waits for its last messages to be acknowledged. */
+#define UREL_MSG_LINGER_MS 1000
+/* The progress thread's longest sleep: how soon it sees a close. */
+#define UREL_MSG_THREAD_SLEEP_MS 20
 
 void urel_msg_put64(unsigned char *p, uint64_t v)
 {
@@ -50,6 +56,53 @@ static int urel_msg_env(const char *name, uint32_t *field)
 	return 0;
 }
 
+/* Guards every sink's m, so a completion never reaches a closed context. */
+static pthread_mutex_t urel_msg_sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void urel_msg_sink_get(struct urel_msg_sink *s)
+{
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
+
+void urel_msg_sink_put(struct urel_msg_sink *s)
+{
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(s);
+}
+
+/* The context an operation of @s belongs to, NULL if it closed; then urel_msg_sink_leave(). */
+struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s)
+{
+	pthread_mutex_lock(&urel_msg_sink_lock);
+	return s->m;
+}
+
+/* The operation is over: drop its reference. */
+void urel_msg_sink_leave(struct urel_msg_sink *s)
+{
+	pthread_mutex_unlock(&urel_msg_sink_lock);
+	urel_msg_sink_put(s);
+}
+
+/* A send of ours finished; one that failed means its peer did. */
+static void urel_msg_sent(struct urel_request *cr, const struct urel_completion *c)
+{
+	struct urel_msg_sink *s = (struct urel_msg_sink *)cr;
+	struct urel_msg *m;
+
+	if (!c->status) {
+		urel_msg_sink_put(s);
+		return;
+	}
+	m = urel_msg_sink_enter(s);
+	if (m) {
+		pthread_mutex_lock(&m->lock);
+		urel_msg_peer_failed(m, c->peer, c->status);
+		pthread_mutex_unlock(&m->lock);
+	}
+	urel_msg_sink_leave(s);
+}
+
 static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 			   struct urel_msg_attr *out)
 {
@@ -64,7 +117,9 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	if (urel_msg_env("UREL_MSG_TINY_MAX", &out->tiny_max) ||
 	    urel_msg_env("UREL_MSG_EAGER_MAX", &out->eager_max) ||
 	    urel_msg_env("UREL_MSG_RNDV_CHUNK", &out->rndv_chunk) ||
-	    urel_msg_env("UREL_MSG_SPIN", &out->spin))
+	    urel_msg_env("UREL_MSG_SPIN", &out->spin) ||
+	    urel_msg_env("UREL_MSG_KEEPALIVE_MS", &out->keepalive_ms) ||
+	    urel_msg_env("UREL_MSG_PROGRESS_THREAD", &out->progress_thread))
 		return -EINVAL;
 	cmd_max = info.max_msg[UREL_CHAN_CMD] - UREL_MSG_EAGER_HDR;
 	data_max = info.max_msg[UREL_CHAN_DATA] - UREL_MSG_EAGER_HDR;
@@ -79,11 +134,33 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 					  : info.staging_size / 4;
 	if (!out->spin)
 		out->spin = UREL_MSG_SPIN_DEFAULT;
+	if (!out->keepalive_ms)
+		out->keepalive_ms = UREL_MSG_KEEPALIVE_DEFAULT;
+	if (!out->progress_thread)
+		out->progress_thread = 2;
+	if (out->progress_thread > 2)
+		return -EINVAL;
 	/* Every size class must fit its channel; a chunk must fit the staging area. */
 	if (out->tiny_max > cmd_max || out->eager_max > data_max ||
 	    out->tiny_max > out->eager_max || out->rndv_chunk > info.staging_size)
 		return -EINVAL;
 	return 0;
+}
+
+/* Progress while the application computes: sleep on the device, drain, repeat. */
+static void *urel_msg_progress_main(void *arg)
+{
+	struct urel_msg *m = arg;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+		int n = urel_msg_progress(m);
+
+		if (n < 0)
+			break; /* the endpoint is gone; the application's calls say so */
+		if (!n)
+			urel_device_wait(m->dev, UREL_MSG_THREAD_SLEEP_MS);
+	}
+	return NULL;
 }
 
 UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
@@ -101,6 +178,14 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_msg_limits(ep, attr, &m->attr);
 	if (ret)
 		goto err_free;
+	m->sink = calloc(1, sizeof(*m->sink));
+	if (!m->sink) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	m->sink->r.complete = urel_msg_sent;
+	m->sink->m = m;
+	m->sink->refs = 1;
 	ret = urel_match_init(&m->match);
 	if (ret)
 		goto err_free;
@@ -112,14 +197,22 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_am_register(m->am, UREL_AM_MSG, urel_msg_on_am, m);
 	if (ret)
 		goto err_am;
+	if (m->attr.progress_thread == 1) {
+		ret = -pthread_create(&m->thread, NULL, urel_msg_progress_main, m);
+		if (ret)
+			goto err_reg;
+	}
 	*mp = m;
 	return 0;
+err_reg:
+	urel_am_unregister(m->am, UREL_AM_MSG);
 err_am:
 	urel_am_put(m->am);
 err_match:
 	pthread_mutex_destroy(&m->lock);
 	urel_match_fini(&m->match);
 err_free:
+	free(m->sink);
 	free(m);
 	return ret;
 }
@@ -128,7 +221,17 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 {
 	if (!m)
 		return -EINVAL;
+	if (m->attr.progress_thread == 1) {
+		__atomic_store_n(&m->stop, true, __ATOMIC_RELEASE);
+		pthread_join(m->thread, NULL);
+	}
 	urel_am_unregister(m->am, UREL_AM_MSG);
+	/* An endpoint the kernel gave up on finishes nothing more: free what is left. */
+	urel_msg_drain(m);
+	pthread_mutex_lock(&urel_msg_sink_lock);
+	m->sink->m = NULL;
+	pthread_mutex_unlock(&urel_msg_sink_lock);
+	urel_msg_sink_put(m->sink);
 	urel_am_put(m->am);
 	pthread_mutex_lock(&m->lock);
 	while (m->pend) {
@@ -137,8 +240,19 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->pend = p->next;
 		free(p);
 	}
-	urel_msg_free_sends(m);
+	/* Every request not reaped, done or not, is on the live list. */
+	m->waiting.head = NULL;
 	urel_msg_free_recvs(m);
+	while (m->live) {
+		struct urel_msg_req *r = m->live;
+
+		urel_msg_req_unlink(m, r);
+		if (r->mr)
+			urel_mr_dereg(r->mr);
+		/* A read still out keeps its request: the get's completion frees it. */
+		if (!r->gets)
+			free(r);
+	}
 	for (uint32_t i = 0; i < m->npeers; i++) {
 		if (!m->peers[i])
 			continue;
@@ -163,6 +277,25 @@ UREL_API int urel_msg_query(const struct urel_msg *m, struct urel_msg_attr *attr
 	if (!m || !attr)
 		return -EINVAL;
 	*attr = m->attr;
+	return 0;
+}
+
+UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
+{
+	if (!m || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	*st = (struct urel_msg_stats){
+		.unexpected = m->match.unexp.count,
+		.unexpected_bytes = m->unexp_bytes,
+		.unexpected_peak_bytes = m->unexp_peak,
+		.early = m->early,
+		.early_bytes = m->early_bytes,
+		.dropped = m->dropped,
+		.peers_failed = m->peers_failed,
+		.keepalives = m->keepalives,
+	};
+	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
@@ -212,6 +345,26 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 	r->listed = false;
 }
 
+void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
+{
+	r->lprev = NULL;
+	r->lnext = m->live;
+	if (m->live)
+		m->live->lprev = r;
+	m->live = r;
+}
+
+void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
+{
+	if (r->lprev)
+		r->lprev->lnext = r->lnext;
+	else
+		m->live = r->lnext;
+	if (r->lnext)
+		r->lnext->lprev = r->lprev;
+	r->lnext = r->lprev = NULL;
+}
+
 void urel_msg_complete(struct urel_msg_req *r)
 {
 	r->done = true;
@@ -229,7 +382,13 @@ static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *
 		{ .iov_base = (void *)p->data, .iov_len = p->dlen },
 	};
 
-	return urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, NULL, 0);
+	int ret;
+
+	urel_msg_sink_get(m->sink);
+	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, &m->sink->r, 0);
+	if (ret)
+		urel_msg_sink_put(m->sink);
+	return ret;
 }
 
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
@@ -253,6 +412,10 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 	struct urel_msg_pending *p;
 	int ret;
 
+	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
+
+	if (pp && pp->err)
+		return pp->err;
 	memcpy(tmp.hdr, hdr, hlen);
 	if (!m->pend) {
 		ret = urel_msg_post_now(m, &tmp);
@@ -261,6 +424,8 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 				urel_msg_complete(done_req);
 			return 0;
 		}
+		if (urel_msg_peer_fatal(ret))
+			urel_msg_peer_failed(m, peer, ret);
 		if (!urel_msg_full(ret))
 			return ret;
 	}
@@ -285,14 +450,100 @@ static void urel_msg_flush_pending(struct urel_msg *m)
 
 		if (urel_msg_full(ret))
 			break;
+		m->pend = p->next;
+		if (!m->pend)
+			m->pend_tail = NULL;
+		if (urel_msg_peer_fatal(ret))
+			urel_msg_peer_failed(m, p->peer, ret);
 		if (p->done_req) {
 			p->done_req->st.error = ret;
 			urel_msg_complete(p->done_req);
 		}
-		m->pend = p->next;
-		if (!m->pend)
-			m->pend_tail = NULL;
 		free(p);
+	}
+}
+
+/* Errors of a send or read that mean the peer is gone for good. */
+bool urel_msg_peer_fatal(int err)
+{
+	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
+}
+
+/*
+ * @peer failed: a message to it was lost, so its stream is broken for good.
+ * Everything that waits on it completes with @err, and so do receives from
+ * any source (the message they wait for may have been the peer's); later
+ * sends to it and receives naming it fail at once. Under m->lock.
+ */
+void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err)
+{
+	struct urel_msg_pending **pp = &m->pend, *p;
+	struct urel_msg_peer *mp = urel_msg_peer(m, peer);
+
+	if (!mp || mp->err)
+		return;
+	mp->err = err;
+	m->peers_failed++;
+	m->pend_tail = NULL;
+	while ((p = *pp)) {
+		if (p->peer != peer) {
+			m->pend_tail = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (p->done_req) {
+			p->done_req->st.error = err;
+			urel_msg_complete(p->done_req);
+		}
+		free(p);
+	}
+	urel_msg_fail_sends(m, peer, err);
+	urel_msg_fail_recvs(m, peer, err);
+}
+
+static uint64_t urel_msg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool urel_msg_waits_on(const struct urel_msg *m, urel_peer_t peer)
+{
+	for (const struct urel_msg_req *r = m->waiting.head; r; r = r->next) {
+		if (r->peer == peer)
+			return true;
+	}
+	for (const struct urel_msg_req *r = m->reading.head; r; r = r->next) {
+		if (r->st.peer == peer)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A request waiting on a peer that died would wait forever if nothing is
+ * sent to it: the kernel finds a dead peer only by its missing ACKs. So
+ * every keepalive_ms, each peer something waits on gets a PING. Under m->lock.
+ */
+static void urel_msg_keepalive(struct urel_msg *m)
+{
+	uint64_t now = urel_msg_now_ms();
+
+	if (now - m->last_ping_ms < m->attr.keepalive_ms)
+		return;
+	m->last_ping_ms = now;
+	for (urel_peer_t i = 1; i < m->npeers; i++) {
+		struct urel_msg_peer *pp = m->peers[i];
+
+		if (!pp || pp->err || (!pp->posted && !urel_msg_waits_on(m, i)))
+			continue;
+		if (urel_msg_send_ctl(m, i, UREL_MSG_OP_PING, 0, 0))
+			m->dropped++;
+		else
+			m->keepalives++;
 	}
 }
 
@@ -306,8 +557,43 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	pthread_mutex_lock(&m->lock);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
+	urel_msg_keepalive(m);
 	pthread_mutex_unlock(&m->lock);
 	return n;
+}
+
+/*
+ * Progress until the kernel finished every send and read of ours, for at
+ * most UREL_MSG_LINGER_MS: a peer that closed right after it received our
+ * last message may never acknowledge it. Returns 0, -ETIMEDOUT when sends
+ * or reads were still out, or the error that stopped the endpoint.
+ */
+int urel_msg_drain(struct urel_msg *m)
+{
+	uint64_t start = urel_msg_now_ms();
+
+	for (;;) {
+		bool busy;
+		int n;
+
+		/* No new reads: a receive still reading stays unfinished. */
+		pthread_mutex_lock(&m->lock);
+		urel_msg_flush_pending(m);
+		busy = m->pend || m->gets || __atomic_load_n(&m->sink->refs, __ATOMIC_ACQUIRE) > 1;
+		pthread_mutex_unlock(&m->lock);
+		if (!busy)
+			return 0;
+		if (urel_msg_now_ms() - start >= UREL_MSG_LINGER_MS)
+			return -ETIMEDOUT;
+		n = urel_ep_progress(m->ep, 0);
+		if (n < 0)
+			return n;
+		if (!n) {
+			n = urel_device_wait(m->dev, UREL_MSG_RETRY_MS);
+			if (n < 0 && n != -EINTR)
+				return n;
+		}
+	}
 }
 
 /* Progress until @ready (called under m->lock) says so: spin a while, then sleep on the fd. */

@@ -255,3 +255,30 @@ struct urel_match_entry *urel_match_take_posted(struct urel_match *m)
 		urel_match_remove(m, e);
 	return e;
 }
+
+unsigned int urel_match_drain_posted(struct urel_match *m, uint32_t src,
+				     void (*fn)(void *arg, struct urel_match_entry *e), void *arg)
+{
+	struct urel_match_entry *e, *next;
+	unsigned int n = 0;
+
+	for (e = m->wild.head; e; e = next) {
+		next = e->next;
+		if (e->src != src && e->src != UREL_MATCH_ANY_SRC)
+			continue;
+		urel_match_remove(m, e);
+		fn(arg, e);
+		n++;
+	}
+	for (uint32_t i = 0; m->posted.count && i <= m->posted.mask; i++) {
+		for (e = m->posted.bins[i].head; e; e = next) {
+			next = e->next;
+			if (e->src != src)
+				continue;
+			urel_match_remove(m, e);
+			fn(arg, e);
+			n++;
+		}
+	}
+	return n;
+}

@@ -89,6 +89,15 @@ struct urel_match_entry *urel_match_unexpected(struct urel_match *m, uint32_t sr
 /* Any posted receive, taken off the queue (teardown); NULL when none is left. */
 struct urel_match_entry *urel_match_take_posted(struct urel_match *m);
 
+/*
+ * Take every posted receive that names @src, and every one from any source,
+ * off the queue and hand each to @fn, oldest first within the wildcard
+ * list and within each bin (a peer failed: none of them can be trusted to
+ * complete). Returns how many.
+ */
+unsigned int urel_match_drain_posted(struct urel_match *m, uint32_t src,
+				     void (*fn)(void *arg, struct urel_match_entry *e), void *arg);
+
 /* Take @e off whichever queue holds it (cancel); false if on none. */
 bool urel_match_remove(struct urel_match *m, struct urel_match_entry *e);
 

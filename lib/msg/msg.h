@@ -7,6 +7,8 @@
  *   RTS    tag, sreq, length, rkey       (rendezvous: the receiver reads by RDMA get)
  *   SACK   sreq                          (a synchronous eager send matched)
  *   FIN    sreq, status                  (the receiver finished its gets)
+ *   PING   0                             (keepalive: draws the peer's ACK, so
+ *                                         a dead peer is found by the kernel)
  * EAGER and RTS carry the per-peer message sequence in the header's seq:
  * the two channels are each in order but not with each other, so the
  * receiver holds early arrivals until their turn and matches in send order.
@@ -30,7 +32,9 @@ enum {
 	UREL_MSG_OP_EAGER = 1,
 	UREL_MSG_OP_RTS,
 	UREL_MSG_OP_SACK,
-	UREL_MSG_OP_FIN
+	UREL_MSG_OP_FIN,
+	UREL_MSG_OP_PING,
+	UREL_MSG_OP_SELF /* never on the wire: a send to ourselves, bytes still the sender's */
 };
 #define UREL_MSG_F_SYNC (1U << 0)
 
@@ -54,6 +58,19 @@ struct urel_msg_peer {
 	uint32_t tx_seq; /* sequence of our next EAGER or RTS */
 	uint32_t rx_next; /* sequence the next matched message must carry */
 	struct urel_msg_early *early; /* ascending distance from rx_next */
+	uint32_t posted; /* receives naming this peer still posted */
+	int err; /* sticky: the peer failed (dead, restarted or removed) */
+};
+
+/*
+ * The context of every send the layer posts: its completion reports a
+ * message the peer never acknowledged. Outlives the context while the core
+ * still holds sends that point to it.
+ */
+struct urel_msg_sink {
+	struct urel_request r; /* first: the core hands it back */
+	struct urel_msg *m; /* NULL once closed; under urel_msg_sink_lock */
+	unsigned long refs; /* atomic: the context's own, plus one per send in flight */
 };
 
 /* A message nobody has matched yet; after a matched probe, its handle. */
@@ -66,6 +83,7 @@ struct urel_msg_handle {
 	uint64_t sreq, len, rkey;
 	uint64_t imm; /* the sender's immediate data */
 	unsigned char *data; /* EAGER: a copy of the bytes */
+	struct urel_msg_req *self; /* SELF: the send, whose buffer holds the bytes */
 };
 
 enum {
@@ -77,6 +95,7 @@ struct urel_msg_req {
 	struct urel_match_entry e; /* first: a posted receive */
 	struct urel_msg *m;
 	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
+	struct urel_msg_req *lnext, *lprev; /* every request not yet reaped */
 	uint8_t kind;
 	bool done;
 	bool listed;
@@ -85,7 +104,7 @@ struct urel_msg_req {
 	uint64_t id;
 	urel_peer_t peer;
 	struct urel_mr *mr;
-	/* receive */
+	/* receive; a send to ourselves keeps its bytes in buf */
 	void *buf;
 	size_t cap;
 	uint64_t sreq, rkey;
@@ -125,6 +144,17 @@ struct urel_msg {
 	struct urel_msg_pending *pend, *pend_tail;
 	uint64_t next_id;
 	uint64_t dropped; /* malformed or unexpected protocol messages */
+	struct urel_msg_sink *sink;
+	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
+	pthread_t thread; /* the progress thread, if attr.progress_thread == 1 */
+	bool stop; /* atomic: the progress thread ends */
+	unsigned int gets; /* RDMA gets in flight, all receives */
+	uint64_t last_ping_ms; /* keepalives last sent */
+	int fail_err; /* the error urel_msg_fail_recvs() hands out */
+	uint64_t peers_failed;
+	uint64_t keepalives;
+	uint64_t unexp_bytes, unexp_peak; /* eager bytes held as unexpected */
+	uint64_t early, early_bytes; /* held early arrivals */
 };
 
 /* ctx.c */
@@ -137,8 +167,17 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);
+void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
+void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 void urel_msg_put64(unsigned char *p, uint64_t v);
+void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
+bool urel_msg_peer_fatal(int err);
+int urel_msg_drain(struct urel_msg *m);
+void urel_msg_sink_get(struct urel_msg_sink *s);
+void urel_msg_sink_put(struct urel_msg_sink *s);
+struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s);
+void urel_msg_sink_leave(struct urel_msg_sink *s);
 uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
@@ -146,12 +185,22 @@ void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq);
 void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int status);
 int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
 		      int status);
-void urel_msg_free_sends(struct urel_msg *m);
+void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err);
 
 /* recv.c */
 void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
 		    const void *payload, size_t len);
 void urel_msg_pump(struct urel_msg *m);
 void urel_msg_free_recvs(struct urel_msg *m);
+void urel_msg_posted_gone(struct urel_msg *m, uint32_t src);
+void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
+		      const void *data);
+void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q);
+
+/* self.c */
+int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *buf, size_t len,
+		       uint64_t tag, bool sync);
+void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
+void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
 
 #endif /* UREL_MSG_MSG_H */

@@ -17,6 +17,7 @@
 struct urel_msg_get {
 	struct urel_request r;
 	struct urel_msg_req *req;
+	struct urel_msg_sink *sink; /* the context may close before the get ends */
 };
 
 static uint32_t urel_msg_src(urel_peer_t peer)
@@ -24,14 +25,21 @@ static uint32_t urel_msg_src(urel_peer_t peer)
 	return peer == UREL_MSG_ANY_PEER ? UREL_MATCH_ANY_SRC : peer;
 }
 
-/* The receiver is done reading: tell the sender, complete. Under m->lock. */
+/* The sticky failure of @peer, 0 while it is alive. Under m->lock. */
+static int urel_msg_peer_err(const struct urel_msg *m, urel_peer_t peer)
+{
+	return peer && peer < m->npeers && m->peers[peer] ? m->peers[peer]->err : 0;
+}
+
+/* The receiver is done reading: tell the sender (if it lives), complete. Under m->lock. */
 static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 {
 	urel_msg_list_del(&m->reading, r);
 	r->st.received = r->landed;
 	if (r->gerr)
 		r->st.error = r->gerr;
-	if (urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
+	if (!urel_msg_peer_err(m, r->st.peer) &&
+	    urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
 		m->dropped++;
 	urel_msg_complete(r);
 }
@@ -39,19 +47,32 @@ static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 static void urel_msg_get_done(struct urel_request *cr, const struct urel_completion *c)
 {
 	struct urel_msg_get *g = (struct urel_msg_get *)cr;
+	struct urel_msg_sink *s = g->sink;
 	struct urel_msg_req *r = g->req;
-	struct urel_msg *m = r->m;
+	struct urel_msg *m;
 
+	free(g);
+	m = urel_msg_sink_enter(s);
+	if (!m) {
+		/* The context closed with this read out and left its request to us. */
+		if (!--r->gets)
+			free(r);
+		urel_msg_sink_leave(s);
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	r->gets--;
+	m->gets--;
 	if (c->status && !r->gerr)
 		r->gerr = c->status;
 	else if (!c->status)
 		r->landed += c->len;
-	if (!r->gets && (r->gerr || r->landed == r->want))
+	if (urel_msg_peer_fatal(c->status))
+		urel_msg_peer_failed(m, r->st.peer, c->status);
+	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
 	pthread_mutex_unlock(&m->lock);
-	free(g);
+	urel_msg_sink_leave(s);
 }
 
 /* Post the gets the core has room for; under m->lock. */
@@ -70,9 +91,12 @@ static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 		g->r.complete = urel_msg_get_done;
 		g->r.user = NULL;
 		g->req = r;
+		g->sink = m->sink;
+		urel_msg_sink_get(m->sink);
 		ret = urel_ep_get(m->ep, r->st.peer, (char *)r->buf + r->posted, n, r->rkey,
 				  r->posted, &g->r, 0);
 		if (ret) {
+			urel_msg_sink_put(m->sink);
 			free(g);
 			if (ret == -EAGAIN || ret == -ENOBUFS)
 				return;
@@ -81,6 +105,7 @@ static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 		}
 		r->posted += n;
 		r->gets++;
+		m->gets++;
 	}
 	if (!r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
@@ -96,15 +121,38 @@ void urel_msg_pump(struct urel_msg *m)
 	}
 }
 
+/* A receive naming @src left the posted queue. */
+void urel_msg_posted_gone(struct urel_msg *m, uint32_t src)
+{
+	if (src < m->npeers && m->peers[src])
+		m->peers[src]->posted--;
+}
+
+/* Queue @q (its fields set) as the newest unexpected message. Under m->lock. */
+void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q)
+{
+	q->e.src = q->peer;
+	urel_match_add_unexpected(&m->match, &q->e);
+}
+
 /* Receive @r matched message @u (not queued: fresh from the wire or taken off the queue). */
-static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
-			     const struct urel_msg_handle *u, const void *data)
+void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
+		      const void *data)
 {
 	r->st.peer = u->peer;
 	r->st.tag = u->e.bits;
 	r->st.len = u->len;
 	r->st.data = u->imm;
 	r->st.error = u->len > r->cap ? -EMSGSIZE : 0;
+	if (u->op == UREL_MSG_OP_SELF) {
+		/* Our own send: one copy from its buffer, and it is done too. */
+		r->st.received = u->len < r->cap ? u->len : r->cap;
+		if (r->st.received)
+			memcpy(r->buf, u->self->buf, r->st.received);
+		urel_msg_complete(u->self);
+		urel_msg_complete(r);
+		return;
+	}
 	if (u->op == UREL_MSG_OP_EAGER) {
 		r->st.received = u->len < r->cap ? u->len : r->cap;
 		if (r->st.received)
@@ -118,6 +166,12 @@ static void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r,
 	r->sreq = u->sreq;
 	r->rkey = u->rkey;
 	r->want = u->len < r->cap ? u->len : r->cap;
+	if (urel_msg_peer_err(m, u->peer)) {
+		/* Its sender is gone: nothing to read from. */
+		r->st.error = urel_msg_peer_err(m, u->peer);
+		urel_msg_complete(r);
+		return;
+	}
 	urel_msg_list_add(&m->reading, r);
 	urel_msg_rndv_post(m, r);
 }
@@ -143,6 +197,8 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		u.len = len;
 	}
 	e = urel_match_incoming(&m->match, peer, u.e.bits);
+	if (e)
+		urel_msg_posted_gone(m, e->src);
 	if (e) {
 		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
 		return;
@@ -163,9 +219,11 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 			return;
 		}
 		memcpy(q->data, p, len);
+		m->unexp_bytes += len;
+		if (m->unexp_bytes > m->unexp_peak)
+			m->unexp_peak = m->unexp_bytes;
 	}
-	q->e.src = peer;
-	urel_match_add_unexpected(&m->match, &q->e);
+	urel_msg_unexpected(m, q);
 }
 
 static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
@@ -179,6 +237,8 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 		return len == 8;
 	case UREL_MSG_OP_FIN:
 		return len == 16;
+	case UREL_MSG_OP_PING:
+		return len == 8;
 	default:
 		return false;
 	}
@@ -204,6 +264,8 @@ static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const st
 	e->imm = imm;
 	e->len = len;
 	memcpy(e->data, payload, len);
+	m->early++;
+	m->early_bytes += len;
 	for (pos = &pp->early; *pos && (*pos)->h.seq - pp->rx_next < dist; pos = &(*pos)->next)
 		;
 	e->next = *pos;
@@ -230,8 +292,11 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		urel_msg_on_fin(m, c->peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
 		goto out;
 	}
+	if (h->op == UREL_MSG_OP_PING)
+		goto out;
 	pp = urel_msg_peer(m, c->peer);
-	if (!pp) {
+	if (!pp || pp->err) {
+		/* A failed peer's stream broke: what it still sends cannot be ordered. */
 		m->dropped++;
 		goto out;
 	}
@@ -245,6 +310,8 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		struct urel_msg_early *e = pp->early;
 
 		pp->early = e->next;
+		m->early--;
+		m->early_bytes -= e->len;
 		urel_msg_arrive(m, c->peer, &e->h, e->imm, e->data, e->len);
 		free(e);
 		pp->rx_next++;
@@ -270,6 +337,8 @@ static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, siz
 static void urel_msg_take(struct urel_msg *m, struct urel_msg_req *r, struct urel_msg_handle *u)
 {
 	urel_msg_deliver(m, r, u, u->data);
+	if (u->op == UREL_MSG_OP_EAGER)
+		m->unexp_bytes -= u->len;
 	free(u->data);
 	free(u);
 }
@@ -277,6 +346,7 @@ static void urel_msg_take(struct urel_msg *m, struct urel_msg_req *r, struct ure
 UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len,
 			    uint64_t tag, uint64_t ignore, struct urel_msg_req **reqp)
 {
+	struct urel_msg_peer *pp = NULL;
 	struct urel_match_entry *e;
 	struct urel_msg_req *r;
 	int ret = 0;
@@ -290,16 +360,32 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
 	if (e) {
 		urel_msg_take(m, r, (struct urel_msg_handle *)e);
+	} else if (peer != UREL_MSG_ANY_PEER && peer != UREL_MSG_SELF &&
+		   !(pp = urel_msg_peer(m, peer))) {
+		ret = -ENOMEM;
+	} else if (pp && pp->err) {
+		/* Nothing more will come from a failed peer. */
+		r->st.peer = peer;
+		r->st.error = pp->err;
+		urel_msg_complete(r);
 	} else {
+		if (pp)
+			pp->posted++;
 		r->e.src = urel_msg_src(peer);
 		r->e.bits = tag;
 		r->e.ignore = ignore;
 		/* Growth failing leaves the receive queued, only in a crowded bin. */
 		urel_match_post(&m->match, &r->e);
 	}
+	if (!ret)
+		urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
+	if (ret) {
+		free(r);
+		return ret;
+	}
 	*reqp = r;
-	return ret;
+	return 0;
 }
 
 UREL_API int urel_msg_cancel(struct urel_msg_req *r)
@@ -312,6 +398,7 @@ UREL_API int urel_msg_cancel(struct urel_msg_req *r)
 	m = r->m;
 	pthread_mutex_lock(&m->lock);
 	if (urel_match_remove(&m->match, &r->e)) {
+		urel_msg_posted_gone(m, r->e.src);
 		r->st.error = -ECANCELED;
 		urel_msg_complete(r);
 		ret = 0;
@@ -350,6 +437,8 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 		urel_msg_probe_status(u, st);
 		if (hp) {
 			/* Claimed: the match happened here, a synchronous sender may go on. */
+			/* (SACK to a failed peer is refused, harmlessly.) */
+			urel_msg_self_claim(m, u);
 			if (u->flags & UREL_MSG_F_SYNC && u->op == UREL_MSG_OP_EAGER) {
 				if (urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
 					m->dropped++;
@@ -358,8 +447,10 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 			*hp = u;
 		}
 	}
+	/* Nothing from a failed peer is still to come. */
+	ret = !e && peer != UREL_MSG_ANY_PEER ? urel_msg_peer_err(m, peer) : 0;
 	pthread_mutex_unlock(&m->lock);
-	return e ? 1 : 0;
+	return ret ? ret : e ? 1 : 0;
 }
 
 UREL_API int urel_msg_iprobe(struct urel_msg *m, urel_peer_t peer, uint64_t tag, uint64_t ignore,
@@ -441,6 +532,7 @@ UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
 	urel_msg_take(m, r, h);
+	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	*reqp = r;
 	return 0;
@@ -455,24 +547,48 @@ UREL_API int urel_msg_mrecv(struct urel_msg_handle *h, void *buf, size_t len,
 	return ret ? ret : urel_msg_wait(r, st);
 }
 
+static void urel_msg_fail_posted(void *arg, struct urel_match_entry *e)
+{
+	struct urel_msg_req *r = (struct urel_msg_req *)e;
+	struct urel_msg *m = arg;
+
+	urel_msg_posted_gone(m, e->src);
+	r->st.error = m->fail_err;
+	urel_msg_complete(r);
+}
+
+/* @peer failed: its reads and every receive that could wait on it end. Under m->lock. */
+void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err)
+{
+	struct urel_msg_req *r = m->reading.head, *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		if (r->st.peer != peer)
+			continue;
+		if (!r->gerr)
+			r->gerr = err;
+		/* Gets still out end with the connection; the last one finishes. */
+		if (!r->gets)
+			urel_msg_rndv_finish(m, r);
+	}
+	m->fail_err = err;
+	urel_match_drain_posted(&m->match, peer, urel_msg_fail_posted, m);
+}
+
 void urel_msg_free_recvs(struct urel_msg *m)
 {
 	struct urel_match_entry *e;
 
-	while (m->reading.head) {
-		struct urel_msg_req *r = m->reading.head;
-
-		urel_msg_list_del(&m->reading, r);
-		/* Gets still in flight keep their request; it leaks rather than dangles. */
-		if (!r->gets)
-			free(r);
-	}
+	/* The requests themselves are on the live list; close frees them. */
+	while (m->reading.head)
+		urel_msg_list_del(&m->reading, m->reading.head);
 	while ((e = urel_match_unexpected(&m->match, UREL_MATCH_ANY_SRC, 0, UINT64_MAX, true))) {
 		struct urel_msg_handle *u = (struct urel_msg_handle *)e;
 
 		free(u->data);
 		free(u);
 	}
-	while ((e = urel_match_take_posted(&m->match)))
-		free(e);
+	while (urel_match_take_posted(&m->match))
+		;
 }

@@ -12,10 +12,14 @@
 /* Hand a completed request's status out and free it. */
 static int urel_msg_reap(struct urel_msg_req *r, struct urel_msg_status *st)
 {
+	struct urel_msg *m = r->m;
 	int err = r->st.error;
 
 	if (st)
 		*st = r->st;
+	pthread_mutex_lock(&m->lock);
+	urel_msg_req_unlink(m, r);
+	pthread_mutex_unlock(&m->lock);
 	free(r);
 	return err;
 }
@@ -77,6 +81,62 @@ static bool urel_msg_any_done(void *arg)
 	return false;
 }
 
+/* The index of the first request of @a that is done, else -1. Takes each context's lock. */
+static int urel_msg_any_scan(struct urel_msg_any *a)
+{
+	for (unsigned int i = 0; i < a->n; i++) {
+		struct urel_msg_req *r = a->reqs[i];
+		bool done;
+
+		if (!r)
+			continue;
+		pthread_mutex_lock(&r->m->lock);
+		done = r->done;
+		pthread_mutex_unlock(&r->m->lock);
+		if (done)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Requests of several contexts: progress each in turn; when none moved,
+ * sleep briefly on the first one's device (the others may be on other
+ * devices, so no single fd covers them all).
+ */
+static int urel_msg_any_contexts(struct urel_msg_any *a)
+{
+	for (;;) {
+		struct urel_msg *first = NULL;
+		int i = urel_msg_any_scan(a), n, moved = 0;
+
+		if (i >= 0) {
+			a->found = (unsigned int)i;
+			return 0;
+		}
+		for (unsigned int k = 0; k < a->n; k++) {
+			struct urel_msg *m = a->reqs[k] ? a->reqs[k]->m : NULL;
+			bool seen = false;
+
+			for (unsigned int p = 0; m && p < k && !seen; p++)
+				seen = a->reqs[p] && a->reqs[p]->m == m;
+			if (!m || seen)
+				continue;
+			if (!first)
+				first = m;
+			n = urel_msg_progress(m);
+			if (n < 0)
+				return n;
+			moved += n;
+		}
+		if (!moved) {
+			n = urel_device_wait(first->dev, 1);
+			if (n < 0 && n != -EINTR)
+				return n;
+		}
+	}
+}
+
 UREL_API int urel_msg_waitany(unsigned int n, struct urel_msg_req **reqs, unsigned int *index,
 			      struct urel_msg_status *st)
 {
@@ -90,14 +150,21 @@ UREL_API int urel_msg_waitany(unsigned int n, struct urel_msg_req **reqs, unsign
 		m = reqs[i] ? reqs[i]->m : NULL;
 	if (!m)
 		return -EINVAL;
-	/* All requests of one call belong to one context. */
 	for (unsigned int i = 0; i < n; i++) {
 		if (reqs[i] && reqs[i]->m != m)
-			return -EINVAL;
+			break;
+		if (i == n - 1) {
+			/* One context: its blocking loop, which sleeps on its device. */
+			ret = urel_msg_block(m, urel_msg_any_done, &a);
+			if (ret)
+				return ret;
+			goto found;
+		}
 	}
-	ret = urel_msg_block(m, urel_msg_any_done, &a);
+	ret = urel_msg_any_contexts(&a);
 	if (ret)
 		return ret;
+found:
 	*index = a.found;
 	ret = urel_msg_reap(reqs[a.found], st);
 	reqs[a.found] = NULL;

@@ -73,15 +73,17 @@ int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uin
 	return urel_msg_post(m, peer, UREL_CHAN_CMD, hdr, len, NULL, 0, NULL);
 }
 
-void urel_msg_free_sends(struct urel_msg *m)
+/* @peer failed: its SACK or FIN will never come. Under m->lock. */
+void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
 {
-	while (m->waiting.head) {
-		struct urel_msg_req *r = m->waiting.head;
+	struct urel_msg_req *r = m->waiting.head, *next;
 
+	for (; r; r = next) {
+		next = r->next;
+		if (r->peer != peer)
+			continue;
 		urel_msg_list_del(&m->waiting, r);
-		if (r->mr)
-			urel_mr_dereg(r->mr);
-		free(r);
+		urel_msg_send_done(r, err);
 	}
 }
 
@@ -116,6 +118,19 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	r->st.tag = tag;
 	r->st.len = len;
 	r->st.data = data;
+	if (peer == UREL_MSG_SELF) {
+		pthread_mutex_lock(&m->lock);
+		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
+		if (!ret)
+			urel_msg_req_link(m, r);
+		pthread_mutex_unlock(&m->lock);
+		if (ret) {
+			free(r);
+			return ret;
+		}
+		*reqp = r;
+		return 0;
+	}
 	rndv = len > m->attr.eager_max;
 	if (rndv) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
@@ -156,6 +171,7 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		urel_msg_list_del(&m->waiting, r);
 		goto err;
 	}
+	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
 	*reqp = r;
 	return 0;

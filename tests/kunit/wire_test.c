@@ -80,6 +80,7 @@ static void wt_valid(struct usnic_rel_pkt *p, u8 type)
 		p->hello.echo = 0xfedcba9876543210ULL;
 		p->hello.isn[0] = 0x80000001;
 		p->hello.isn[1] = 0xfffffff0;
+		p->hello.rx_limit = 4096;
 		break;
 	}
 }
@@ -281,7 +282,9 @@ static const struct wt_reject wt_rejects[] = {
 	  USNIC_REL_DROP_NO_INCARNATION },
 	{ "hdr_reserved", T_DATA, {{ HDR(reserved), 2, 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
-	{ "hdr_reserved2", T_DATA, {{ HDR(reserved2), 4, 0x80000000 }}, 0,
+	{ "hdr_rx_limit_outside_hello", T_DATA, {{ HDR(rx_limit), 4, 0x80000000 }},
+	  0, USNIC_REL_DROP_RESERVED },
+	{ "ack_with_rx_limit", T_ACK, {{ HDR(rx_limit), 4, 4096 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
 	{ "data_reserved", T_DATA, {{ DATA(reserved), 4, 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
@@ -356,11 +359,26 @@ static const struct wt_reject wt_rejects[] = {
 	  0, USNIC_REL_DROP_BAD_STATUS },
 	{ "status_answers_data", T_STAT, {{ STAT(req_type), 1, T_DATA }}, 0,
 	  USNIC_REL_DROP_BAD_STATUS },
+	{ "status_too_big_for_data_ok", T_STAT,
+	  {{ STAT(req_type), 1, T_DATA }, { STAT(status), 2, USNIC_REL_ST_TOO_BIG }},
+	  0, USNIC_REL_DROP_NONE },
+	{ "status_too_big_for_put", T_STAT,
+	  {{ STAT(status), 2, USNIC_REL_ST_TOO_BIG }}, 0, USNIC_REL_DROP_BAD_STATUS },
+	{ "status_ok_for_data", T_STAT,
+	  {{ STAT(req_type), 1, T_DATA }, { STAT(status), 2, USNIC_REL_ST_OK }}, 0,
+	  USNIC_REL_DROP_BAD_STATUS },
 	{ "status_ok_for_get", T_STAT,
 	  {{ STAT(req_type), 1, T_GREQ }, { STAT(status), 2, USNIC_REL_ST_OK }}, 0,
 	  USNIC_REL_DROP_BAD_STATUS },
 	{ "hello_no_cookie", T_HELO, {{ HELO(cookie), 8, 0 }}, 0,
 	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_rx_limit_0", T_HELO, {{ HDR(rx_limit), 4, 0 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_rx_limit_over_max_msg", T_HELO,
+	  {{ HDR(rx_limit), 4, USNIC_REL_WIRE_MAX_MSG + 1 }}, 0,
+	  USNIC_REL_DROP_BAD_HELLO },
+	{ "hello_rx_limit_max_msg_ok", T_HELO,
+	  {{ HDR(rx_limit), 4, USNIC_REL_WIRE_MAX_MSG }}, 0, USNIC_REL_DROP_NONE },
 	{ "hello_no_echo_ok", T_HELO, {{ HELO(echo), 8, 0 }}, 0,
 	  USNIC_REL_DROP_NONE },
 	{ "hello_with_seq", T_HELO, {{ HDR(seq), 4, 1 }}, 0,

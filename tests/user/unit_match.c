@@ -3,7 +3,8 @@
  * Host unit test of the tag-matching engine alone (lib/msg/match.c):
  * oldest match wins across specific and wildcard receives, the unexpected
  * queue keeps arrival order, probes leave messages queued and claims take
- * them, cancel takes receives off; a long random run checked step by step
+ * them, cancel takes receives off; a failed peer's receives (and every
+ * receive from any source) drain, nothing else; a long random run checked step by step
  * against a linear-scan model; and 10 000 posted receives plus 10 000
  * unexpected messages whose work is counted in comparisons, not timed.
  */
@@ -282,9 +283,62 @@ static void check_big(void)
 	free(e);
 }
 
+struct drained {
+	struct urel_match_entry *got[8];
+	unsigned int n;
+};
+
+static void take(void *arg, struct urel_match_entry *e)
+{
+	struct drained *d = arg;
+
+	URT_CHECK(d->n < 8);
+	if (d->n < 8)
+		d->got[d->n++] = e;
+}
+
+/* Source 5 failed: its receives and the any-source ones go, source 6's stay and still match. */
+static void check_drain(void)
+{
+	struct urel_match_entry *a = recv_entry(5, 1, 0), *b = recv_entry(6, 1, 0),
+				*c = recv_entry(UREL_MATCH_ANY_SRC, 2, 0),
+				*d = recv_entry(5, 0, UINT64_MAX), *f = recv_entry(6, 0, 0xff),
+				*u = recv_entry(5, 9, 0);
+	struct drained got = { .n = 0 };
+	struct urel_match m;
+
+	URT_CHECK_EQ(urel_match_init(&m), 0);
+	urel_match_post(&m, a);
+	urel_match_post(&m, b);
+	urel_match_post(&m, c);
+	urel_match_post(&m, d);
+	urel_match_post(&m, f);
+	urel_match_add_unexpected(&m, u);
+	URT_CHECK_EQ(urel_match_drain_posted(&m, 5, take, &got), 3);
+	URT_CHECK_EQ(got.n, 3);
+	/* The wildcard list first (oldest first), then the bins. */
+	URT_CHECK(got.got[0] == c && got.got[1] == d && got.got[2] == a);
+	for (unsigned int i = 0; i < got.n; i++)
+		URT_CHECK_EQ(got.got[i]->where, UREL_MATCH_NONE);
+	URT_CHECK(urel_match_incoming(&m, 5, 1) == NULL);
+	URT_CHECK(urel_match_incoming(&m, 6, 1) == b);
+	URT_CHECK(urel_match_incoming(&m, 6, 7) == f);
+	/* Unexpected messages already in are not receives: they stay. */
+	URT_CHECK(urel_match_unexpected(&m, 5, 9, 0, true) == u);
+	URT_CHECK_EQ(urel_match_drain_posted(&m, 5, take, &got), 0);
+	urel_match_fini(&m);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	free(f);
+	free(u);
+}
+
 int main(void)
 {
 	check_order();
+	check_drain();
 	check_random();
 	check_big();
 	return urt_done("unit_match");

@@ -50,15 +50,19 @@ static inline void urt_ep_unmap(struct urt_ep *ep)
 	}
 }
 
-/* Create an endpoint on @fd bound to @ip:@port and map all its regions. */
-static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t port,
-				struct urt_ep *ep)
+/*
+ * Create an endpoint on @fd bound to @ip:@port with receive buffers of
+ * @rx_buf_size bytes (0: the default) and map all its regions.
+ */
+static inline int urt_ep_create_rx(int fd, int family, const char *ip, uint16_t port,
+				   uint32_t rx_buf_size, struct urt_ep *ep)
 {
 	int ret;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = fd;
 	ep->info.size = sizeof(ep->info);
+	ep->info.rx_buf_size = rx_buf_size;
 	if (urt_addr(&ep->info.addr, family, ip, port))
 		return -EINVAL;
 	ret = urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
@@ -76,6 +80,13 @@ static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t por
 		ep->region[i] = p;
 	}
 	return 0;
+}
+
+/* Create an endpoint on @fd bound to @ip:@port and map all its regions. */
+static inline int urt_ep_create(int fd, int family, const char *ip, uint16_t port,
+				struct urt_ep *ep)
+{
+	return urt_ep_create_rx(fd, family, ip, port, 0, ep);
 }
 
 static inline int urt_ep_destroy(struct urt_ep *ep)
@@ -239,6 +250,34 @@ static inline long long urt_debugfs_value(uint32_t debug_id, const char *file, c
 	}
 	fclose(f);
 	return found;
+}
+
+/*
+ * Write @value to fault-injection knob fault_@knob of endpoint @debug_id
+ * (debugfs ep<N>/fault_<knob>); 0 or the negative errno of the write.
+ */
+static inline int urt_fault_set_str(uint32_t debug_id, const char *knob, const char *value)
+{
+	char path[96];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s", debug_id, knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The same with a number. */
+static inline int urt_fault_set(uint32_t debug_id, const char *knob, unsigned long long value)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu\n", value);
+	return urt_fault_set_str(debug_id, knob, buf);
 }
 
 /* Counter @name of endpoint @debug_id (debugfs ep<N>/counters); -1 if missing. */

@@ -21,7 +21,9 @@
  * to S complete with -ECANCELED when S is removed. Prints F's time alone and beside S (same run; no
  * threshold). doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only when it sees
  * NEED_DOORBELL after returning a buffer, against a sender that reorders: every message arrives,
- * nothing hangs.
+ * nothing hangs. cqfull  A receiver with a 16-entry CQ left full until NEED_DOORBELL is set, with
+ * packets in the backlog behind it (debugfs), then drained with DB_RX only on the flag: every
+ * message arrives exactly once, in order.
  *
  * Usage: vm_delivery [CASE...] (default: all).
  */
@@ -98,21 +100,6 @@ static int av_remove(struct urt_ep *ep, uint32_t peer)
 	};
 
 	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
-}
-
-static void fault_set(struct urt_ep *ep, const char *knob, unsigned int val)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s", ep->info.debug_id,
-		 knob);
-	f = fopen(path, "w");
-	URT_CHECK(f != NULL);
-	if (!f)
-		return;
-	fprintf(f, "%u\n", val);
-	URT_CHECK_EQ(fclose(f), 0);
 }
 
 static uint8_t *staging(struct urt_ep *ep)
@@ -400,9 +387,9 @@ static void check_nomem(void)
 	urt_post_all_rx(&rx);
 	mr.ep_id = rx.info.ep_id;
 	URT_CHECK_EQ(urt_ioctl(rx.fd, USNIC_REL_IOC_REG_MR, &mr), 0);
-	fault_set(&tx, "nomem_every", 3);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 3), 0);
 	/* The target's answers to the PUTs too. */
-	fault_set(&rx, "nomem_every", 2);
+	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 2), 0);
 
 	for (int round = 0; round < NOMEM_ROUNDS; round++) {
 		uint32_t slot = 64 * 1024, base = id, put_len = 6 * mtu + 11;
@@ -471,8 +458,8 @@ out:
 	URT_CHECK(urt_fault_count(&tx, "nomem") > 0);
 	URT_CHECK_EQ(next_rx, id);
 	URT_CHECK(urt_fault_count(&rx, "nomem") > 0);
-	fault_set(&tx, "nomem_every", 0);
-	fault_set(&rx, "nomem_every", 0);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 0), 0);
+	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 0), 0);
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
@@ -573,7 +560,7 @@ static void check_doorbell(void)
 		return;
 	peer = av_insert(&tx, &rx);
 	av_insert(&rx, &tx);
-	fault_set(&tx, "reorder", 200000);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "reorder", 200000), 0);
 	urt_post_all_rx(&rx);
 	child = fork();
 	if (child == 0) {
@@ -625,12 +612,144 @@ static void check_doorbell(void)
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
 }
 
+#define CQF_MSGS 300
+#define CQF_CQ 16
+
+/* Packets of @ep's peer @handle waiting in a backlog, summed over channels (debugfs). */
+static long backlog_of(struct urt_ep *ep, int handle)
+{
+	char path[96], line[512];
+	long sum = -1;
+	int in_peer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/peers", ep->info.debug_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int h, bl;
+		const char *p;
+
+		if (sscanf(line, "peer %u", &h) == 1) {
+			in_peer = (int)h == handle;
+			continue;
+		}
+		p = strstr(line, " backlog ");
+		if (in_peer && p && sscanf(p, " backlog %u", &bl) == 1)
+			sum = (sum < 0 ? 0 : sum) + bl;
+	}
+	fclose(f);
+	return sum;
+}
+
+static uint32_t cq_used(struct urt_ep *ep)
+{
+	return __atomic_load_n(urt_ring_tail(ep, USNIC_REL_REGION_CQ), __ATOMIC_ACQUIRE) -
+	       *urt_ring_head(ep, USNIC_REL_REGION_CQ);
+}
+
+/*
+ * The CQ fills while packets wait in the backlog: a receiver with plenty of
+ * buffers but a 16-entry CQ leaves it full until the kernel has set
+ * NEED_DOORBELL, looks at the backlog (debugfs), then takes one completion
+ * and rings DB_RX only when it sees the flag, and again. Every message
+ * arrives once, in order; the backlog was seen holding packets.
+ */
+static void check_cqfull(void)
+{
+	struct urt_ep tx, rx;
+	struct usnic_rel_cqe cqe;
+	uint32_t got = 0, fulls = 0, fulls_with_backlog = 0;
+	long long last = now_ms();
+	int peer, rx_peer, status;
+	pid_t child;
+
+	printf("cqfull: a %d-entry CQ left full, backlog flushed by the doorbell\n", CQF_CQ);
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, CQF_CQ, 256))
+		return;
+	URT_CHECK_EQ(rx.info.cq_entries, CQF_CQ);
+	peer = av_insert(&tx, &rx);
+	rx_peer = av_insert(&rx, &tx);
+	/* Out-of-order arrivals are held, then backlogged when the CQ is full. */
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "reorder", 300000), 0);
+	urt_post_all_rx(&rx);
+	child = fork();
+	if (child == 0) {
+		urt_failures = 0;
+		uint32_t *head = urt_ring_head(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t *tail = urt_ring_tail(&tx, USNIC_REL_REGION_SQ_DATA);
+		uint32_t done = 0, i = 0;
+		long long end = now_ms() + 4 * DEADLINE_MS;
+
+		while (done < CQF_MSGS && now_ms() < end) {
+			while (i < CQF_MSGS && *tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < 64)
+				queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i++);
+			URT_CHECK(urt_doorbell(&tx, 1U << USNIC_REL_CHAN_DATA) >= 0);
+			while (cq_take(&tx, &cqe)) {
+				URT_CHECK_EQ(cqe.status, 0);
+				done++;
+			}
+			usleep(200);
+		}
+		URT_CHECK_EQ(done, CQF_MSGS);
+		_exit(urt_failures ? 1 : 0);
+	}
+	while (got < CQF_MSGS && now_ms() - last < 30000) {
+		uint32_t *fr = (uint32_t *)ep_region_hdr(&rx, USNIC_REL_REGION_RX_FREE);
+		bool full = cq_used(&rx) == CQF_CQ && (__atomic_load_n(&fr[17], __ATOMIC_ACQUIRE) &
+						       USNIC_REL_RING_F_NEED_DOORBELL);
+		bool last_ones = got + cq_used(&rx) == CQF_MSGS;
+
+		if (!full && !last_ones) {
+			usleep(1000);
+			continue;
+		}
+		if (full) {
+			/* What waits behind the full CQ: held until the doorbell. */
+			fulls++;
+			fulls_with_backlog += backlog_of(&rx, rx_peer) > 0;
+		}
+		/*
+		 * One slot at a time while full: a run of held packets that the
+		 * next gap-filling packet releases overflows into the backlog.
+		 */
+		while (cq_take(&rx, &cqe)) {
+			uint32_t v;
+
+			URT_CHECK_EQ(cqe.status, 0);
+			URT_CHECK_EQ(cqe.imm, got);
+			memcpy(&v, urt_rx_buf(&rx, cqe.buf), 4);
+			URT_CHECK_EQ(v, got);
+			got++;
+			last = now_ms();
+			give_back(&rx, cqe.buf);
+			if (!last_ones)
+				break;
+		}
+	}
+	printf("  %u of %d messages; CQ full %u times, %u of them with a backlog; rx_no_buf "
+	       "%lld\n",
+	       got, CQF_MSGS, fulls, fulls_with_backlog,
+	       urt_counter(rx.info.debug_id, "rx_no_buf"));
+	URT_CHECK_EQ(got, CQF_MSGS);
+	URT_CHECK(fulls_with_backlog > 0);
+	if (got < CQF_MSGS)
+		kill(child, SIGKILL);
+	URT_CHECK_EQ(waitpid(child, &status, 0), child);
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Nothing more: no message twice. */
+	URT_CHECK_EQ(urt_cq_next(&rx, &cqe, 500), -ETIMEDOUT);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
 	{ "reset", check_reset }, { "remove", check_remove },	  { "nomem", check_nomem },
-	{ "slow", check_slow },	  { "doorbell", check_doorbell },
+	{ "slow", check_slow },	  { "doorbell", check_doorbell }, { "cqfull", check_cqfull },
 };
 
 int main(int argc, char **argv)

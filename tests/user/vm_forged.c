@@ -88,7 +88,8 @@ static void hello_send(uint32_t dst, uint64_t echo)
 		       .type = USNIC_REL_PKT_HELLO,
 		       .flags = USNIC_REL_F_ACK_REQ,
 		       .src_incarnation = htonl(MY_INCARNATION),
-		       .dst_incarnation = htonl(dst) },
+		       .dst_incarnation = htonl(dst),
+		       .rx_limit = htonl(65536) },
 		.x = { .cookie = htobe64(MY_COOKIE), .echo = htobe64(echo) },
 	};
 

@@ -115,7 +115,16 @@ static void t_job(struct urt_job *t)
 				urel_group_isend(world, 2, &x, sizeof(x), lim.tag_max + 1, 0, &r),
 				-ERANGE);
 		URT_CHECK_EQ(urel_group_isend(world, 2, &x, sizeof(x), -1, 0, &r), -EINVAL);
-		URT_CHECK_EQ(urel_group_isend(world, 1, &x, sizeof(x), 0, 0, &r), -EINVAL);
+		/* To ourselves, as MPI allows: received and decoded as our own rank. */
+		URT_CHECK_EQ(urel_group_isend(world, 1, &x, sizeof(x), 77, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_wait(r, NULL), 0);
+		x = 0;
+		URT_CHECK_EQ(urel_group_irecv(world, 1, &x, sizeof(x), 77, &r), 0);
+		URT_CHECK_EQ(urel_msg_wait(r, &st), 0);
+		URT_CHECK_EQ(x, 42);
+		URT_CHECK_EQ(urel_group_source(world, &st, &src, &tag), 0);
+		URT_CHECK_EQ(src, 1);
+		URT_CHECK_EQ(tag, 77);
 		URT_CHECK_EQ(urel_group_isend(world, 9, &x, sizeof(x), 0, 0, &r), -EINVAL);
 	} else if (t->rank == 2) {
 		URT_CHECK_EQ(urel_group_irecv(world, 1, &v, sizeof(v), lim.tag_max, &r), 0);

@@ -10,16 +10,23 @@
  *               the match is a matched probe (eager and rendezvous);
  *   cancel      a posted receive cancels, a matched one does not;
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
- *   probe, waitany, zero bytes, and attribute/environment limits;
+ *   probe, waitany (also over two contexts), zero bytes, and
+ *   attribute/environment limits;
+ *   self        sends to UREL_MSG_SELF: buffered, waiting, posted, claimed;
+ *   leftovers   close frees requests never tested or never matched (LSan);
+ *   thread      with a progress thread, a receiver that computes without
+ *               calling the library still completes a rendezvous and a
+ *               synchronous send to it;
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         one 64 MiB message (far above the channel's max_msg).
- * Usage: vm_msg_tagged [all|quick|attr|two|alltoall|big]; quick (for the debug kernel)
+ * Usage: vm_msg_tagged [all|quick|attr|two|thread|alltoall|big]; quick (for the debug kernel)
  * is one round without the 1 MiB messages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "urt_job.h"
 
@@ -382,6 +389,142 @@ static void t_data(struct urt_job *j)
 	}
 }
 
+/*
+ * Requests left at close: done but never tested (eager and rendezvous), a
+ * synchronous send never matched, a receive never matched.
+ * urel_msg_close() frees them all: LeakSanitizer (the test is built with
+ * ASan) fails the rank's exit otherwise.
+ */
+static void t_leftovers(struct urt_job *j)
+{
+	static char big[200000], big_in[200000];
+	struct urel_msg_req *r;
+	char b[8];
+
+	if (j->rank == 0) {
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "done", 4, 0xb00, 0, &r), 0);
+		/* Its FIN means rank 1 read it all: a receive done, never tested. */
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], big, sizeof(big), 0xb01, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_wait(r, NULL), 0);
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "sync", 4, 0xb02, UREL_MSG_SYNC, &r),
+			     0);
+		URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], "late", 4, 0xb04, 0, &r), 0);
+	} else {
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0xb00, 0, &r), 0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0xb01, 0, &r),
+			     0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0xb03, 0, &r), 0);
+	}
+}
+
+/*
+ * Sends to ourselves (UREL_MSG_SELF), each rank on its own while the other
+ * does the same: a small standard send completes at once and is received
+ * later; a large one waits for its receive, then both hold the bytes; a
+ * posted receive takes a send at once; a synchronous send completes only
+ * when a matched probe claims it, and the buffer may change right after;
+ * ANY_PEER receives take them too, in send order.
+ */
+static void t_self(struct urt_job *j)
+{
+	static char big[100000], big_in[100000];
+	const size_t blen = sizeof(big);
+	struct urel_msg_handle *h;
+	struct urel_msg_status st;
+	struct urel_msg_req *r, *s;
+	char b[16];
+
+	for (size_t i = 0; i < blen; i++)
+		big[i] = (char)(i * 11 + j->rank);
+	/* Small, standard: buffered, done before any receive. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, "hello", 5, 0x900, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 1);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_SELF, b, sizeof(b), 0x900, 0, &st), 0);
+	URT_CHECK(st.peer == UREL_MSG_SELF && st.len == 5 && !memcmp(b, "hello", 5));
+	/* Large: the send waits for its receive. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, big, blen, 0x901, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	memset(big_in, 0, blen);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x901, 0, &st), 0);
+	URT_CHECK(st.peer == UREL_MSG_SELF && st.received == blen);
+	URT_CHECK(!memcmp(big, big_in, blen));
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	/* Pre-posted receive: matched at the send. */
+	memset(big_in, 0, blen);
+	URT_CHECK_EQ(urel_msg_irecv(j->m, UREL_MSG_SELF, big_in, blen, 0x902, 0, &r), 0);
+	URT_CHECK_EQ(urel_msg_send(j->m, UREL_MSG_SELF, big, blen, 0x902), 0);
+	URT_CHECK_EQ(urel_msg_wait(r, &st), 0);
+	URT_CHECK(!memcmp(big, big_in, blen));
+	/* Synchronous: not done until claimed; the claim copies, so the buffer is free after. */
+	memcpy(b, "sync!", 6);
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, b, 6, 0x903, UREL_MSG_SYNC, &s), 0);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_iprobe(j->m, UREL_MSG_SELF, 0x903, 0, &st), 1);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_improbe(j->m, UREL_MSG_SELF, 0x903, 0, &h, &st), 1);
+	URT_CHECK_EQ(urel_msg_test(s, NULL), 1);
+	memset(b, 'x', 6);
+	URT_CHECK_EQ(urel_msg_mrecv(h, big_in, 16, &st), 0);
+	URT_CHECK(st.len == 6 && !memcmp(big_in, "sync!", 6));
+	/* Order: three sends of mixed sizes, one wildcard receive after another. */
+	URT_CHECK_EQ(urel_msg_isend(j->m, UREL_MSG_SELF, big, blen, 0x904, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_send(j->m, UREL_MSG_SELF, "two", 3, 0x904), 0);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x904, 0, &st), 0);
+	URT_CHECK_EQ(st.len, blen);
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_recv(j->m, UREL_MSG_ANY_PEER, big_in, blen, 0x904, 0, &st), 0);
+	URT_CHECK(st.len == 3 && !memcmp(big_in, "two", 3));
+}
+
+/* Rank 0 tells rank 1 its sends completed through this pipe, not through the library. */
+static int done_pipe[2];
+
+/*
+ * The receiver computes (never calls the library) while a rendezvous send
+ * and a synchronous send to it complete: only its progress thread can
+ * read the message and answer. Without the thread the sender waits until
+ * the receiver gives up computing after 60 s, and the check fails.
+ */
+static void t_progress_thread(struct urt_job *j)
+{
+	static char big[300000], big_in[300000];
+	struct urel_msg_req *r[2];
+	struct urel_msg_attr a;
+	struct pollfd pfd = { .fd = done_pipe[0], .events = POLLIN };
+	char b[8], c = 'd';
+	time_t give_up;
+
+	URT_CHECK_EQ(urel_msg_query(j->m, &a), 0);
+	URT_CHECK_EQ(a.progress_thread, 1);
+	if (j->rank == 0) {
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (char)(i * 7 + 3);
+		urt_job_barrier(j);
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], big, sizeof(big), 0x800), 0);
+		URT_CHECK_EQ(urel_msg_ssend(j->m, j->peer[1], "sync", 4, 0x801), 0);
+		URT_CHECK_EQ(write(done_pipe[1], &c, 1), 1);
+	} else {
+		URT_CHECK_EQ(
+			urel_msg_irecv(j->m, j->peer[0], big_in, sizeof(big_in), 0x800, 0, &r[0]),
+			0);
+		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], b, sizeof(b), 0x801, 0, &r[1]), 0);
+		urt_job_barrier(j);
+		/* Compute: no library call until the sender says it is done (or 60 s pass). */
+		give_up = time(NULL) + 60;
+		while (poll(&pfd, 1, 0) == 0 && time(NULL) < give_up)
+			;
+		URT_CHECK_EQ(poll(&pfd, 1, 0), 1);
+		URT_CHECK_EQ(urel_msg_waitall(2, r, NULL), 0);
+		for (size_t i = 0; i < sizeof(big_in); i++) {
+			if (big_in[i] != (char)(i * 7 + 3)) {
+				URT_CHECK(!"rendezvous bytes differ");
+				break;
+			}
+		}
+		URT_CHECK(!memcmp(b, "sync", 4));
+	}
+}
+
 static void t_two_ranks(struct urt_job *j)
 {
 	static const struct {
@@ -393,7 +536,9 @@ static void t_two_ranks(struct urt_job *j)
 		      { "cancel", t_cancel },
 		      { "truncation", t_truncation },
 		      { "probe", t_probe_waitany },
-		      { "data", t_data } };
+		      { "data", t_data },
+		      { "self", t_self },
+		      { "leftovers", t_leftovers } };
 
 	for (unsigned int i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		/* Where a hang happened, for the log. */
@@ -495,6 +640,56 @@ static void t_big(struct urt_job *j)
 	free(buf);
 }
 
+/*
+ * One process, two contexts on two endpoints of two devices: waitany over
+ * a receive of each finds the one whose message came (in the context it
+ * did not sleep on first), a rendezvous message so both must progress.
+ */
+static void check_waitany_contexts(void)
+{
+	static char big[100000], big_in[100000];
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	struct urel_device *dev[2];
+	struct urel_msg_req *r[2], *s;
+	struct urel_msg_status st;
+	struct urel_msg *m[2];
+	struct urel_ep *ep[2];
+	urel_peer_t to[2];
+	unsigned int idx = 9;
+	char b[4];
+
+	for (int i = 0; i < 2; i++) {
+		URT_CHECK_EQ(urel_device_open(NULL, &dev[i]), 0);
+		URT_CHECK_EQ(
+			urel_ep_create(dev[i], (struct sockaddr *)&sin, sizeof(sin), NULL, &ep[i]),
+			0);
+		URT_CHECK_EQ(urel_msg_open(ep[i], NULL, &m[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in o = urt_sin("127.0.0.1", urt_ep_port(ep[1 - i]));
+
+		URT_CHECK_EQ(urel_av_insert(ep[i], (struct sockaddr *)&o, sizeof(o), &to[i]), 0);
+	}
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 5 + 1);
+	URT_CHECK_EQ(urel_msg_irecv(m[0], to[0], b, sizeof(b), 0xa00, 0, &r[0]), 0);
+	URT_CHECK_EQ(urel_msg_irecv(m[1], to[1], big_in, sizeof(big_in), 0xa01, 0, &r[1]), 0);
+	URT_CHECK_EQ(urel_msg_isend(m[0], to[0], big, sizeof(big), 0xa01, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_waitany(2, r, &idx, &st), 0);
+	URT_CHECK_EQ(idx, 1);
+	URT_CHECK(r[1] == NULL && st.received == sizeof(big));
+	URT_CHECK(!memcmp(big, big_in, sizeof(big)));
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	URT_CHECK_EQ(urel_msg_cancel(r[0]), 0);
+	URT_CHECK_EQ(urel_msg_waitany(2, r, &idx, NULL), -ECANCELED);
+	URT_CHECK_EQ(idx, 0);
+	for (int i = 0; i < 2; i++) {
+		URT_CHECK_EQ(urel_msg_close(m[i]), 0);
+		urel_ep_destroy(ep[i]);
+		urel_device_close(dev[i]);
+	}
+}
+
 static void check_attr(void)
 {
 	struct urel_msg_attr a = { .tiny_max = 100, .eager_max = 50 }, got;
@@ -535,11 +730,21 @@ int main(int argc, char **argv)
 		nsizes = NSIZES - 1;
 		reps = 1;
 	}
-	if (all || !strcmp(what, "quick") || !strcmp(what, "attr"))
+	if (all || !strcmp(what, "quick") || !strcmp(what, "attr")) {
 		check_attr();
+		check_waitany_contexts();
+	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
 		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
 		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+	}
+	if (all || !strcmp(what, "quick") || !strcmp(what, "thread")) {
+		struct urel_msg_attr thr = { .progress_thread = 1 };
+
+		URT_CHECK_EQ(pipe(done_pipe), 0);
+		ret |= urt_job_run(2, &thr, t_progress_thread, 300);
+		close(done_pipe[0]);
+		close(done_pipe[1]);
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
 		ret |= urt_job_run(4, NULL, t_alltoall, 500);

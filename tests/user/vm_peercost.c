@@ -88,6 +88,74 @@ struct snap {
 	long long kernel, slab, vmalloc;
 };
 
+/* The slab caches' memory, from /proc/slabinfo: what an idle peer is made of. */
+#define MAX_CACHES 512
+
+struct slabs {
+	int n;
+	struct {
+		char name[64];
+		long long bytes; /* whole slabs: objects, free ones and debug metadata */
+		long long objsize; /* per object, redzones and metadata included */
+	} c[MAX_CACHES];
+};
+
+static void slabs_read(struct slabs *sl)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512];
+	long page = sysconf(_SC_PAGESIZE);
+
+	sl->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && sl->n < MAX_CACHES) {
+		long long active, num, objsize, perslab, pages, aslabs, nslabs;
+		char name[64];
+
+		if (sscanf(line,
+			   "%63s %lld %lld %lld %lld %lld : tunables %*d %*d %*d : slabdata %lld "
+			   "%lld",
+			   name, &active, &num, &objsize, &perslab, &pages, &aslabs, &nslabs) != 8)
+			continue;
+		snprintf(sl->c[sl->n].name, sizeof(sl->c[0].name), "%s", name);
+		sl->c[sl->n].bytes = nslabs * pages * page;
+		sl->c[sl->n].objsize = objsize;
+		sl->n++;
+	}
+	fclose(f);
+}
+
+/* Print the caches that grew most from @a to @b, in bytes per peer of @peers. */
+static void slabs_print_growth(const struct slabs *a, const struct slabs *b, long long peers)
+{
+	bool shown[MAX_CACHES] = { false };
+
+	printf("slab growth per idle peer, largest first:");
+	for (int k = 0; k < 6; k++) {
+		long long best = 0;
+		int at = -1;
+
+		for (int i = 0; i < b->n; i++) {
+			long long before = 0;
+
+			for (int j = 0; j < a->n; j++)
+				if (!strcmp(a->c[j].name, b->c[i].name))
+					before = a->c[j].bytes;
+			if (!shown[i] && b->c[i].bytes - before > best) {
+				best = b->c[i].bytes - before;
+				at = i;
+			}
+		}
+		if (at < 0)
+			break;
+		shown[at] = true;
+		printf(" %s %lld B (objects of %lld B)", b->c[at].name, best / peers,
+		       b->c[at].objsize);
+	}
+	printf("\n");
+}
+
 static struct snap measure(void)
 {
 	struct snap s;
@@ -427,6 +495,9 @@ static int test_av(void)
 		return 1;
 	}
 	s1 = measure();
+	static struct slabs slabs1, slabs2;
+
+	slabs_read(&slabs1);
 
 	/* Every 100th peer is a real endpoint; the others never answer. */
 	for (uint32_t k = 0; k < NR_PEERS; k++) {
@@ -463,6 +534,7 @@ static int test_av(void)
 		}
 	}
 	s2 = measure();
+	slabs_read(&slabs2);
 	long long idle = (s2.kernel - s1.kernel) * 1024 / NR_PEERS;
 
 	printf("idle address vector: %d peers, %lld KiB kernel memory (slab %+lld KiB, vmalloc "
@@ -470,6 +542,7 @@ static int test_av(void)
 	       "endpoint itself %lld KiB\n",
 	       NR_PEERS, s2.kernel - s1.kernel, s2.slab - s1.slab, s2.vmalloc - s1.vmalloc, idle,
 	       idle_max, ep_memory(&big->ep, "peer_struct_bytes"), s1.kernel - s0.kernel);
+	slabs_print_growth(&slabs1, &slabs2, NR_PEERS);
 	URT_CHECK(idle <= idle_max);
 	URT_CHECK_EQ(ep_memory(&big->ep, "peers"), NR_PEERS);
 	URT_CHECK_EQ(ep_memory(&big->ep, "window_bytes"), 0);

@@ -44,21 +44,6 @@ static int av_remove(struct urt_ep *ep, uint32_t peer)
 	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &arg);
 }
 
-static void set_drop(struct urt_ep *ep, unsigned int ppm)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_drop",
-		 ep->info.debug_id);
-	f = fopen(path, "w");
-	URT_CHECK(f != NULL);
-	if (f) {
-		fprintf(f, "%u\n", ppm);
-		URT_CHECK_EQ(fclose(f), 0);
-	}
-}
-
 static long long cnt(struct urt_ep *ep, const char *name)
 {
 	return urt_counter(ep->info.debug_id, name);
@@ -124,7 +109,7 @@ static void check_reinsert(int fd)
 	exchange(&b, pa, &a, 3, 200);
 
 	/* Three sends B never acknowledges (A's packets are lost), then removal. */
-	set_drop(&a, 1000000);
+	URT_CHECK_EQ(urt_fault_set(a.info.debug_id, "drop", 1000000), 0);
 	for (int i = 0; i < 3; i++)
 		URT_CHECK_EQ(urt_send(&a, USNIC_REL_CHAN_CMD, pb, "lost", 4, 900 + i, 900 + i), 0);
 	URT_CHECK_EQ(av_remove(&a, pb), 0);
@@ -134,7 +119,7 @@ static void check_reinsert(int fd)
 		cancelled++;
 	}
 	URT_CHECK_EQ(cancelled, 3);
-	set_drop(&a, 0);
+	URT_CHECK_EQ(urt_fault_set(a.info.debug_id, "drop", 0), 0);
 
 	/* Re-inserted: a new epoch on A's side only; B still holds the old one. */
 	pb = urt_av_insert(&a, AF_INET, "127.0.0.1", b.info.addr.port);
@@ -175,7 +160,7 @@ static void check_dead(int fd)
 	exchange(&b, pa, &a, 2, 200);
 
 	/* B goes silent: A's sends time out and A declares B dead. */
-	set_drop(&b, 1000000);
+	URT_CHECK_EQ(urt_fault_set(b.info.debug_id, "drop", 1000000), 0);
 	URT_CHECK_EQ(urt_send(&a, USNIC_REL_CHAN_CMD, pb, "x", 1, 900, 900), 0);
 	if (!urt_cq_next(&a, &cqe, 10000))
 		URT_CHECK_EQ(cqe.status, -ETIMEDOUT);
@@ -192,7 +177,7 @@ static void check_dead(int fd)
 		URT_CHECK_EQ(cqe.status, -EHOSTUNREACH);
 
 	/* B answers again: the next send after that goes through. */
-	set_drop(&b, 0);
+	URT_CHECK_EQ(urt_fault_set(b.info.debug_id, "drop", 0), 0);
 	for (int i = 0; i < 200 && !ok; i++) {
 		URT_CHECK_EQ(urt_send(&a, USNIC_REL_CHAN_CMD, pb, "z", 1, 1000, 1000 + i), 0);
 		if (urt_cq_next(&a, &cqe, 10000))
@@ -282,6 +267,7 @@ static void check_stall(int fd)
 			rx.cookie = htobe64(0xc00c1e);
 			rx.echo = x.cookie;
 			r.type = USNIC_REL_PKT_HELLO;
+			r.rx_limit = htonl(65536);
 			r.flags = h.flags & USNIC_REL_F_ACK_REQ;
 			memcpy(out, &r, sizeof(r));
 			memcpy(out + sizeof(r), &rx, sizeof(rx));

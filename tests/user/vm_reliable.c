@@ -82,27 +82,16 @@ static void print_counters(const char *who, struct urt_ep *ep)
 	fclose(f);
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static const char *const fault_knobs[] = { "drop", "duplicate", "reorder" };
 static const char *const fault_done[] = { "dropped", "duplicated", "reordered" };
-static int fault_set[3];
+static int fault_on[3];
 
 /* Apply $VM_RELIABLE_FAULT to @ep: "drop=100000,reorder=50000". */
 static void setup_faults(struct urt_ep *ep)
 {
 	const char *spec = getenv("VM_RELIABLE_FAULT");
-	char path[96], buf[128], *tok, *save;
+	uint32_t id = ep->info.debug_id;
+	char buf[128], *tok, *save;
 
 	if (!spec || !*spec)
 		return;
@@ -118,14 +107,12 @@ static void setup_faults(struct urt_ep *ep)
 		URT_CHECK(k < 3);
 		if (k == 3)
 			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_%s",
-			 ep->info.debug_id, fault_knobs[k]);
 		/* Rates are parts per million: anything else is refused. */
-		URT_CHECK_EQ(write_file(path, "1000001"), -EINVAL);
-		URT_CHECK_EQ(write_file(path, "-1"), -EINVAL);
-		URT_CHECK_EQ(write_file(path, "lots"), -EINVAL);
-		URT_CHECK_EQ(write_file(path, eq + 1), 0);
-		fault_set[k] = atoi(eq + 1) > 0;
+		URT_CHECK_EQ(urt_fault_set(id, fault_knobs[k], 1000001), -EINVAL);
+		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], "-1"), -EINVAL);
+		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], "lots"), -EINVAL);
+		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], eq + 1), 0);
+		fault_on[k] = atoi(eq + 1) > 0;
 		printf("fault_%s=%s on ep%u\n", fault_knobs[k], eq + 1, ep->info.debug_id);
 	}
 }
@@ -136,7 +123,7 @@ static void check_faults(const char *who, struct urt_ep *ep)
 		long long n = urt_fault_count(ep, fault_done[k]);
 
 		printf("%s fault %s=%lld\n", who, fault_done[k], n);
-		if (fault_set[k])
+		if (fault_on[k])
 			URT_CHECK(n > 0);
 	}
 }

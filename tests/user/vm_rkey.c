@@ -146,16 +146,7 @@ static void test_keys(void)
 /* Drop (1) or send (0) everything @ep transmits, through its debugfs fault file. */
 static void drop_all(struct urel_ep *ep, int on)
 {
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/fault_drop", debug_id(ep));
-	f = fopen(path, "w");
-	URT_CHECK(f != NULL);
-	if (f) {
-		fprintf(f, "%d\n", on ? 1000000 : 0);
-		URT_CHECK_EQ(fclose(f), 0);
-	}
+	URT_CHECK_EQ(urt_fault_set(debug_id(ep), "drop", on ? 1000000 : 0), 0);
 }
 
 static int full_io(int fd, void *buf, size_t len, int wr)

@@ -332,6 +332,7 @@ static void forge_hello(uint32_t dst, uint64_t echo)
 	f.h.flags = USNIC_REL_F_ACK_REQ;
 	f.h.src_incarnation = htonl(rnd32() | 1);
 	f.h.dst_incarnation = htonl(dst);
+	f.h.rx_limit = htonl(65536);
 	f.hello.cookie = htobe64(rnd64() | 1);
 	f.hello.echo = htobe64(echo);
 	f.hello.isn[0] = htonl(rnd32());
