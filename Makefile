@@ -26,7 +26,7 @@ endif
 
 LIB_VERSION := 0.2.0
 LIB_SONAME := libusnicrel.so.0
-LIB_SRCS := $(sort $(wildcard lib/*.c lib/msg/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*.c lib/msg/*.c lib/osc/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TEST_SRCS := $(sort $(wildcard tests/user/*.c))
@@ -47,11 +47,11 @@ all: lib prov tools examples tests bench-bins module
 
 lib: $(BUILD)/libusnicrel.so $(BUILD)/libusnicrel.a
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h lib/osc/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h include/*.h include/uapi/*.h)
+$(BUILD)/san/lib/%.o: lib/%.c $(wildcard lib/*.h lib/msg/*.h lib/osc/*.h include/*.h include/uapi/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c -o $@ $<
 
@@ -175,7 +175,7 @@ install-lib: lib
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf libusnicrel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/libusnicrel.so
 	install -m 644 $(BUILD)/libusnicrel.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 include/usnicrel.h include/usnicrel_msg.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/usnicrel.h include/usnicrel_msg.h include/usnicrel_win.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		-e 's|@PRIVATE_LIBS@|$(PMIX_LIBS)|' \
@@ -199,7 +199,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

@@ -18,6 +18,7 @@
 /* Handler ids. */
 enum {
 	UREL_AM_MSG = 1,
+	UREL_AM_OSC = 2,
 	UREL_AM_NR = 4
 };
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "group.h"
 #include "internal.h"
 #include "job.h"
 #include "msg/msg.h"
@@ -102,6 +103,21 @@ UREL_API uint32_t urel_group_context(const struct urel_group *g)
 static urel_peer_t urel_group_peer(const struct urel_group *g, int rank)
 {
 	return rank == g->rank ? UREL_MSG_SELF : g->j->peers[g->ranks[rank]];
+}
+
+struct urel_ep *urel_group_ep(const struct urel_group *g)
+{
+	return g->j->m->ep;
+}
+
+struct urel_msg *urel_group_msg(const struct urel_group *g)
+{
+	return g->j->m;
+}
+
+urel_peer_t urel_group_peer_handle(const struct urel_group *g, int rank)
+{
+	return rank >= 0 && rank < g->size ? urel_group_peer(g, rank) : 0;
 }
 
 /* A send's bits: our rank as the source (not carried in the full layout). */

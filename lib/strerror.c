@@ -82,6 +82,17 @@ UREL_API const char *urel_strerror(int err)
 	case EPERM:
 		return "the target's memory registration does not allow this access "
 		       "(UREL_ACCESS_REMOTE_READ, _WRITE, _ATOMIC)";
+	case EBADFD:
+		return "window call not allowed in the window's synchronisation state (no epoch, "
+		       "target not locked or not in the access group, nested or unmatched call)";
+	case EFAULT:
+		return "no single attached region of the dynamic window holds the target range";
+	case EMEDIUMTYPE:
+		return "not supported by this window's flavor (attach and detach: dynamic windows "
+		       "only)";
+	case EDOM:
+		return "operation undefined on this datatype (compare-and-swap and bitwise or "
+		       "logical accumulates need an integer type)";
 	default:
 		return strerror(err);
 	}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libusnicrel one-sided windows: memory of every rank of a group that the
+ * others read, write and update without the owner's involvement, in epochs
+ * (fence, post/start/complete/wait, passive-target locks), on top of the
+ * core's emulated RDMA (usnicrel.h) and the groups of usnicrel_msg.h.
+ *
+ * Put and get of contiguous bytes are RDMA operations the target's kernel
+ * executes. Fetch-and-op (sum, replace, no-op) and compare-and-swap on 4-
+ * and 8-byte integers are the kernel's remote atomics; every other
+ * accumulate is applied by the target's library (its progress engine) with
+ * CPU atomics, atomic per element and against the kernel's atomics.
+ *
+ * A window moves through synchronisation states (MPI's): NONE, FENCE and
+ * FENCE_EPOCH (after a fence; the epoch opens at the first operation),
+ * LOCK / LOCK_NO_CHECK (per-target locks), LOCK_ALL / LOCK_ALL_NO_CHECK,
+ * PSCW (an access epoch opened by start). An exposure epoch (post .. wait)
+ * runs beside them. A call made in the wrong state returns
+ * UREL_WIN_ERR_SYNC and changes nothing.
+ *
+ * Every function returns 0 (or a flag) on success and a negative errno.
+ * See usnicrel_win(7).
+ */
+#ifndef USNICREL_WIN_H
+#define USNICREL_WIN_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <usnicrel_msg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct urel_win;
+
+/* Errors of the window calls, each distinct. */
+#define UREL_WIN_ERR_SYNC (-EBADFD) /* not allowed in the window's epoch state */
+#define UREL_WIN_ERR_RANGE (-ERANGE) /* target range outside the target's window */
+#define UREL_WIN_ERR_ATTACH (-EFAULT) /* dynamic: no one attached region covers it */
+#define UREL_WIN_ERR_FLAVOR (-EMEDIUMTYPE) /* not for this window's flavor */
+#define UREL_WIN_ERR_TYPE (-EDOM) /* operation undefined on this datatype */
+
+/* A target rank that makes an operation complete at once, doing nothing (MPI_PROC_NULL). */
+#define UREL_WIN_RANK_NULL (-2)
+
+enum urel_win_flavor {
+	UREL_WIN_FLAVOR_CREATE = 1,
+	UREL_WIN_FLAVOR_ALLOCATE = 2,
+	UREL_WIN_FLAVOR_DYNAMIC = 3
+};
+
+/* Element types of accumulates. */
+enum urel_win_type {
+	UREL_WIN_INT8 = 1,
+	UREL_WIN_UINT8,
+	UREL_WIN_INT16,
+	UREL_WIN_UINT16,
+	UREL_WIN_INT32,
+	UREL_WIN_UINT32,
+	UREL_WIN_INT64,
+	UREL_WIN_UINT64,
+	UREL_WIN_FLOAT,
+	UREL_WIN_DOUBLE
+};
+
+/* Accumulate operations (MPI's predefined ones). */
+enum urel_win_op {
+	UREL_WIN_SUM = 1,
+	UREL_WIN_PROD,
+	UREL_WIN_MIN,
+	UREL_WIN_MAX,
+	UREL_WIN_BAND,
+	UREL_WIN_BOR,
+	UREL_WIN_BXOR,
+	UREL_WIN_LAND,
+	UREL_WIN_LOR,
+	UREL_WIN_LXOR,
+	UREL_WIN_REPLACE,
+	UREL_WIN_NO_OP /* fetching forms only: read the target */
+};
+
+/* Lock types. */
+#define UREL_WIN_LOCK_SHARED 1
+#define UREL_WIN_LOCK_EXCLUSIVE 2
+
+/* Assertions (MPI_MODE_*). */
+#define UREL_WIN_MODE_NOCHECK (1U << 0)
+#define UREL_WIN_MODE_NOSTORE (1U << 1)
+#define UREL_WIN_MODE_NOPUT (1U << 2)
+#define UREL_WIN_MODE_NOPRECEDE (1U << 3)
+#define UREL_WIN_MODE_NOSUCCEED (1U << 4)
+
+/* --- Windows (collective over the group) -------------------------------- */
+
+/*
+ * Expose @size bytes at @base (user memory, registered for remote access;
+ * it must stay valid until urel_win_free()). Targets address it in units of
+ * @disp_unit bytes (each rank its own).
+ */
+int urel_win_create(struct urel_group *g, void *base, size_t size, unsigned int disp_unit,
+		    struct urel_win **wp);
+
+/* As urel_win_create() over @size zeroed bytes of library memory (page aligned), in *@basep. */
+int urel_win_allocate(struct urel_group *g, size_t size, unsigned int disp_unit, void **basep,
+		      struct urel_win **wp);
+
+/* A window without memory: regions are attached later; targets address them by address. */
+int urel_win_create_dynamic(struct urel_group *g, struct urel_win **wp);
+
+/* Dynamic windows only (else UREL_WIN_ERR_FLAVOR); local, not collective. */
+int urel_win_attach(struct urel_win *w, void *base, size_t size);
+int urel_win_detach(struct urel_win *w, const void *base);
+
+/*
+ * Free the window: only outside every epoch (else UREL_WIN_ERR_SYNC); waits
+ * for every member, so nothing arrives at a freed window.
+ */
+int urel_win_free(struct urel_win *w);
+
+enum urel_win_flavor urel_win_flavor(const struct urel_win *w);
+
+/* --- Operations ---------------------------------------------------------- */
+/*
+ * @target is a group rank or UREL_WIN_RANK_NULL; @disp counts the target's
+ * displacement units (dynamic windows: the target address, in bytes).
+ * Puts, gets and accumulates complete at the next flush, unlock, fence or
+ * complete; the fetching forms return with their result in place.
+ */
+int urel_win_put(struct urel_win *w, const void *buf, size_t len, int target, uint64_t disp);
+int urel_win_get(struct urel_win *w, void *buf, size_t len, int target, uint64_t disp);
+
+int urel_win_accumulate(struct urel_win *w, const void *buf, size_t count, enum urel_win_type type,
+			int target, uint64_t disp, enum urel_win_op op);
+
+int urel_win_get_accumulate(struct urel_win *w, const void *buf, void *result, size_t count,
+			    enum urel_win_type type, int target, uint64_t disp,
+			    enum urel_win_op op);
+
+int urel_win_fetch_and_op(struct urel_win *w, const void *operand, void *result,
+			  enum urel_win_type type, int target, uint64_t disp, enum urel_win_op op);
+
+/* Integer types only (else UREL_WIN_ERR_TYPE). */
+int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const void *compare,
+			      void *result, enum urel_win_type type, int target, uint64_t disp);
+
+/* --- Epochs -------------------------------------------------------------- */
+
+int urel_win_fence(struct urel_win *w, unsigned int assert);
+
+int urel_win_lock(struct urel_win *w, int lock_type, int target, unsigned int assert);
+int urel_win_unlock(struct urel_win *w, int target);
+int urel_win_lock_all(struct urel_win *w, unsigned int assert);
+int urel_win_unlock_all(struct urel_win *w);
+
+/* Passive epochs: complete the operations to @target (all targets) at the target. */
+int urel_win_flush(struct urel_win *w, int target);
+int urel_win_flush_all(struct urel_win *w);
+int urel_win_flush_local(struct urel_win *w, int target);
+int urel_win_flush_local_all(struct urel_win *w);
+
+/* Exposure epoch to the @n group ranks in @ranks; wait or test ends it. */
+int urel_win_post(struct urel_win *w, const int *ranks, int n, unsigned int assert);
+/* Access epoch to the @n group ranks in @ranks (waits for their posts); complete ends it. */
+int urel_win_start(struct urel_win *w, const int *ranks, int n, unsigned int assert);
+int urel_win_complete(struct urel_win *w);
+int urel_win_wait(struct urel_win *w);
+/* 1 when the exposure epoch ended (as urel_win_wait()), 0 when not yet. */
+int urel_win_test(struct urel_win *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* USNICREL_WIN_H */

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel windows: the synchronisation calls. Each asks the state
+ * machine (sync.c) on a copy of the window's state and acts only when it
+ * agrees, so a misused call returns UREL_WIN_ERR_SYNC and changes nothing.
+ * Completion is remote completion: an RDMA completion reports the outcome
+ * at the target, an accumulate counts until the target acknowledges it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "osc.h"
+
+void urel_osc_forget_regions(struct urel_win *w)
+{
+	for (int r = 0; r < w->size; r++) {
+		while (w->t[r].regions) {
+			struct urel_osc_region *g = w->t[r].regions;
+
+			w->t[r].regions = g->next;
+			free(g);
+		}
+	}
+}
+
+static bool urel_osc_quiet(struct urel_win *w, void *arg)
+{
+	int target = *(int *)arg;
+
+	for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
+		if (w->t[r].rdma_out || w->t[r].am_out)
+			return false;
+	}
+	return true;
+}
+
+/* Wait until every operation to @target (-1: all) completed at its target; the first error. */
+int urel_osc_flush_targets(struct urel_win *w, int target)
+{
+	int ret = urel_osc_wait(w, urel_osc_quiet, &target);
+
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!ret)
+		ret = w->err;
+	w->err = 0;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+static bool urel_osc_valid_target(const struct urel_win *w, int target)
+{
+	return target >= 0 && target < w->size;
+}
+
+/* --- Fence --------------------------------------------------------------- */
+
+UREL_API int urel_win_fence(struct urel_win *w, unsigned int assert)
+{
+	struct urel_osc_sync next;
+	int ret, err;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_fence(&next, assert);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	err = urel_osc_flush_targets(w, -1);
+	/* Everyone's operations completed at their targets once everyone is here. */
+	ret = urel_group_barrier(w->g);
+	pthread_mutex_lock(&w->ctx->lock);
+	w->sync.type = next.type;
+	urel_osc_forget_regions(w);
+	pthread_mutex_unlock(&w->ctx->lock);
+	return err ? err : ret;
+}
+
+/* --- Passive target ------------------------------------------------------ */
+
+static bool urel_osc_granted(struct urel_win *w, void *arg)
+{
+	int target = *(int *)arg;
+
+	for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
+		if (w->t[r].lock && !w->t[r].lock_nocheck && !w->t[r].granted)
+			return false;
+	}
+	return true;
+}
+
+static bool urel_osc_unlocked(struct urel_win *w, void *arg)
+{
+	int target = *(int *)arg;
+
+	for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
+		if (r != w->rank && w->t[r].lock && !w->t[r].lock_nocheck && !w->t[r].unlocked)
+			return false;
+	}
+	return true;
+}
+
+/* Ask @target for its lock (ourselves: the lock manager directly); the grant comes later. */
+static int urel_osc_request_lock(struct urel_win *w, int target, int type)
+{
+	struct urel_osc_wire wi = { .win = w->id, .lock_type = (uint8_t)type };
+
+	if (target == w->rank)
+		return urel_osc_self_lock(w, type) < 0 ? -EINVAL : 0;
+	return urel_osc_send(w->ctx, w->t[target].peer, UREL_CHAN_CMD, UREL_OSC_LOCK, 0, &wi, NULL,
+			     0);
+}
+
+static int urel_osc_release_lock(struct urel_win *w, int target, int type)
+{
+	struct urel_osc_wire wi = { .win = w->id, .lock_type = (uint8_t)type };
+
+	if (target == w->rank)
+		return urel_osc_self_unlock(w, type);
+	return urel_osc_send(w->ctx, w->t[target].peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK, 0, &wi,
+			     NULL, 0);
+}
+
+UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsigned int assert)
+{
+	bool nocheck = assert &UREL_WIN_MODE_NOCHECK;
+	struct urel_osc_target *t;
+	struct urel_osc_sync next;
+	int ret;
+
+	if (!w || !urel_osc_valid_target(w, target) ||
+	    (lock_type != UREL_WIN_LOCK_SHARED && lock_type != UREL_WIN_LOCK_EXCLUSIVE))
+		return -EINVAL;
+	t = &w->t[target];
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_lock(&next, t->lock != 0, nocheck);
+	if (!ret) {
+		w->sync = next;
+		t->lock = lock_type;
+		t->lock_nocheck = nocheck;
+		t->granted = false;
+		if (w->sync.locks == 1)
+			urel_osc_forget_regions(w);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret || nocheck)
+		return ret;
+	ret = urel_osc_request_lock(w, target, lock_type);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!ret && w->err) {
+		ret = w->err; /* the target refused */
+		w->err = 0;
+	}
+	if (ret) {
+		t->lock = 0;
+		urel_osc_sync_unlock(&w->sync, true);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+UREL_API int urel_win_unlock(struct urel_win *w, int target)
+{
+	struct urel_osc_target *t;
+	struct urel_osc_sync next;
+	int ret, err;
+
+	if (!w || !urel_osc_valid_target(w, target))
+		return -EINVAL;
+	t = &w->t[target];
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_unlock(&next, t->lock != 0);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	err = urel_osc_flush_targets(w, target);
+	if (!t->lock_nocheck) {
+		t->unlocked = false;
+		ret = urel_osc_release_lock(w, target, t->lock);
+		if (!ret && target != w->rank)
+			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
+	}
+	pthread_mutex_lock(&w->ctx->lock);
+	t->lock = 0;
+	t->lock_nocheck = false;
+	w->sync = next;
+	if (!ret && w->err)
+		ret = w->err;
+	w->err = 0;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return err ? err : ret;
+}
+
+UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
+{
+	bool nocheck = assert &UREL_WIN_MODE_NOCHECK;
+	struct urel_osc_sync next;
+	int all = -1, ret;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_lock_all(&next, nocheck);
+	if (!ret) {
+		w->sync = next;
+		for (int r = 0; r < w->size; r++) {
+			w->t[r].lock = UREL_WIN_LOCK_SHARED;
+			w->t[r].lock_nocheck = nocheck;
+			w->t[r].granted = false;
+		}
+		urel_osc_forget_regions(w);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret || nocheck)
+		return ret;
+	for (int r = 0; r < w->size && !ret; r++)
+		ret = urel_osc_request_lock(w, r, UREL_WIN_LOCK_SHARED);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_granted, &all);
+	if (!ret) {
+		pthread_mutex_lock(&w->ctx->lock);
+		ret = w->err;
+		w->err = 0;
+		pthread_mutex_unlock(&w->ctx->lock);
+	}
+	return ret;
+}
+
+UREL_API int urel_win_unlock_all(struct urel_win *w)
+{
+	struct urel_osc_sync next;
+	int all = -1, ret, err;
+	bool nocheck;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_unlock_all(&next);
+	nocheck = w->sync.type == UREL_OSC_SYNC_LOCK_ALL_NO_CHECK;
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	err = urel_osc_flush_targets(w, -1);
+	if (!nocheck) {
+		for (int r = 0; r < w->size; r++)
+			w->t[r].unlocked = false;
+		for (int r = 0; r < w->size && !ret; r++)
+			ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+		if (!ret)
+			ret = urel_osc_wait(w, urel_osc_unlocked, &all);
+	}
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; r < w->size; r++) {
+		w->t[r].lock = 0;
+		w->t[r].lock_nocheck = false;
+	}
+	w->sync = next;
+	if (!ret && w->err)
+		ret = w->err;
+	w->err = 0;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return err ? err : ret;
+}
+
+static int urel_osc_flush(struct urel_win *w, int target)
+{
+	int ret;
+
+	if (!w || (target != -1 && !urel_osc_valid_target(w, target)))
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_sync_flush(&w->sync, target < 0 || w->t[target].lock != 0);
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret ? ret : urel_osc_flush_targets(w, target);
+}
+
+UREL_API int urel_win_flush(struct urel_win *w, int target)
+{
+	return urel_osc_flush(w, target < 0 ? -2 : target);
+}
+
+UREL_API int urel_win_flush_all(struct urel_win *w)
+{
+	return urel_osc_flush(w, -1);
+}
+
+/* Local completion: a put's bytes are copied when posted, so only gets remain, which flush covers.
+ */
+UREL_API int urel_win_flush_local(struct urel_win *w, int target)
+{
+	return urel_win_flush(w, target);
+}
+
+UREL_API int urel_win_flush_local_all(struct urel_win *w)
+{
+	return urel_win_flush_all(w);
+}
+
+/* --- Post, start, complete, wait ----------------------------------------- */
+
+/* Ranks in range and each once. */
+static int urel_osc_check_ranks(const struct urel_win *w, const int *ranks, int n)
+{
+	unsigned char *seen;
+	int ret = 0;
+
+	if (n < 0 || n > w->size || (n && !ranks))
+		return -EINVAL;
+	seen = calloc((size_t)w->size + 1, 1);
+	if (!seen)
+		return -ENOMEM;
+	for (int i = 0; i < n && !ret; i++) {
+		if (!urel_osc_valid_target(w, ranks[i]) || seen[ranks[i]])
+			ret = -EINVAL;
+		else
+			seen[ranks[i]] = 1;
+	}
+	free(seen);
+	return ret;
+}
+
+UREL_API int urel_win_post(struct urel_win *w, const int *ranks, int n, unsigned int assert)
+{
+	struct urel_osc_wire wi;
+	struct urel_osc_sync next;
+	int ret;
+
+	(void)assert;
+	if (!w)
+		return -EINVAL;
+	ret = urel_osc_check_ranks(w, ranks, n);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_post(&next);
+	if (!ret) {
+		w->sync = next;
+		for (int i = 0; i < n; i++) {
+			w->t[ranks[i]].in_exposure = true;
+			if (ranks[i] == w->rank)
+				w->t[w->rank].posts++;
+		}
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	memset(&wi, 0, sizeof(wi));
+	wi.win = w->id;
+	for (int i = 0; i < n && !ret; i++) {
+		if (ranks[i] != w->rank)
+			ret = urel_osc_send(w->ctx, w->t[ranks[i]].peer, UREL_CHAN_CMD,
+					    UREL_OSC_POST, 0, &wi, NULL, 0);
+	}
+	return ret;
+}
+
+static bool urel_osc_posted(struct urel_win *w, void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < w->size; r++) {
+		if (w->t[r].in_access && !w->t[r].posts)
+			return false;
+	}
+	return true;
+}
+
+UREL_API int urel_win_start(struct urel_win *w, const int *ranks, int n, unsigned int assert)
+{
+	struct urel_osc_sync next;
+	int ret;
+
+	(void)assert;
+	if (!w)
+		return -EINVAL;
+	ret = urel_osc_check_ranks(w, ranks, n);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_start(&next);
+	if (!ret) {
+		w->sync = next;
+		for (int i = 0; i < n; i++)
+			w->t[ranks[i]].in_access = true;
+		urel_osc_forget_regions(w);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	/* Every target must have posted before we touch its memory. */
+	ret = urel_osc_wait(w, urel_osc_posted, NULL);
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; !ret && r < w->size; r++) {
+		if (w->t[r].in_access)
+			w->t[r].posts--;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+UREL_API int urel_win_complete(struct urel_win *w)
+{
+	struct urel_osc_wire wi;
+	struct urel_osc_sync next;
+	int ret, err;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	next = w->sync;
+	ret = urel_osc_sync_complete(&next);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	err = urel_osc_flush_targets(w, -1);
+	memset(&wi, 0, sizeof(wi));
+	wi.win = w->id;
+	for (int r = 0; r < w->size; r++) {
+		if (!w->t[r].in_access)
+			continue;
+		if (r == w->rank) {
+			pthread_mutex_lock(&w->ctx->lock);
+			w->t[r].completes++;
+			pthread_mutex_unlock(&w->ctx->lock);
+		} else {
+			ret = urel_osc_send(w->ctx, w->t[r].peer, UREL_CHAN_CMD, UREL_OSC_COMPLETE,
+					    0, &wi, NULL, 0);
+			err = err ? err : ret;
+		}
+	}
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; r < w->size; r++)
+		w->t[r].in_access = false;
+	w->sync = next;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return err;
+}
+
+static bool urel_osc_completed(struct urel_win *w, void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < w->size; r++) {
+		if (w->t[r].in_exposure && !w->t[r].completes)
+			return false;
+	}
+	return true;
+}
+
+/* End the exposure epoch: under c->lock, once every origin completed. */
+static void urel_osc_end_exposure(struct urel_win *w)
+{
+	for (int r = 0; r < w->size; r++) {
+		if (w->t[r].in_exposure) {
+			w->t[r].completes--;
+			w->t[r].in_exposure = false;
+		}
+	}
+	urel_osc_sync_wait(&w->sync);
+}
+
+UREL_API int urel_win_wait(struct urel_win *w)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = w->sync.exposed ? 0 : UREL_WIN_ERR_SYNC;
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	ret = urel_osc_wait(w, urel_osc_completed, NULL);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&w->ctx->lock);
+	urel_osc_end_exposure(w);
+	pthread_mutex_unlock(&w->ctx->lock);
+	return 0;
+}
+
+UREL_API int urel_win_test(struct urel_win *w)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	urel_msg_progress(w->ctx->m);
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!w->sync.exposed) {
+		ret = UREL_WIN_ERR_SYNC;
+	} else if (urel_osc_completed(w, NULL)) {
+		urel_osc_end_exposure(w);
+		ret = 1;
+	} else {
+		ret = 0;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}

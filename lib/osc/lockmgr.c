@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel windows: the target-side lock manager of one window (MPICH's
+ * passive-target design): the type held, how many share it, and a FIFO of
+ * waiting requests. A request is granted at once only when nobody waits
+ * (so a shared request never overtakes a queued exclusive one) and the held
+ * type allows it. Pure: the target's message handler calls it under the
+ * context lock and sends the grants.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "osc.h"
+
+static bool urel_osc_lock_fits(const struct urel_osc_lockmgr *lm, int type)
+{
+	if (!lm->type)
+		return true;
+	return lm->type == UREL_WIN_LOCK_SHARED && type == UREL_WIN_LOCK_SHARED;
+}
+
+static void urel_osc_lock_take(struct urel_osc_lockmgr *lm, int type)
+{
+	lm->type = type;
+	if (type == UREL_WIN_LOCK_SHARED)
+		lm->shared++;
+}
+
+int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *r)
+{
+	if (r->type != UREL_WIN_LOCK_SHARED && r->type != UREL_WIN_LOCK_EXCLUSIVE)
+		return -EINVAL;
+	if (!lm->head && urel_osc_lock_fits(lm, r->type)) {
+		urel_osc_lock_take(lm, r->type);
+		return 1;
+	}
+	r->next = NULL;
+	if (lm->tail)
+		lm->tail->next = r;
+	else
+		lm->head = r;
+	lm->tail = r;
+	lm->queued++;
+	return 0;
+}
+
+int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
+{
+	struct urel_osc_lockreq **tail = granted;
+
+	*granted = NULL;
+	if (!lm->type || lm->type != type)
+		return -EINVAL;
+	if (type == UREL_WIN_LOCK_SHARED && --lm->shared)
+		return 0;
+	lm->type = 0;
+	/* Grant from the head while each fits: one exclusive, or a run of shared ones. */
+	while (lm->head && urel_osc_lock_fits(lm, lm->head->type)) {
+		struct urel_osc_lockreq *r = lm->head;
+
+		lm->head = r->next;
+		if (!lm->head)
+			lm->tail = NULL;
+		lm->queued--;
+		urel_osc_lock_take(lm, r->type);
+		r->next = NULL;
+		*tail = r;
+		tail = &r->next;
+	}
+	return 0;
+}

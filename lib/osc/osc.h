@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libusnicrel windows: state shared by the files of lib/osc/.
+ *
+ * Wire (after the active-message header, whose op is one of UREL_OSC_*,
+ * little-endian): struct urel_osc_wire, then the operand bytes. Requests
+ * carry the origin's cookie, replies echo it. Accumulates and their
+ * replies travel on the data channel (in order per origin and target, so
+ * accumulates apply in the order they were issued); the rest on the
+ * command channel.
+ */
+#ifndef UREL_OSC_OSC_H
+#define UREL_OSC_OSC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <usnicrel_win.h>
+
+#include "../am.h"
+
+enum {
+	UREL_OSC_ACC = 1, /* apply; ACC_ACK, with the old values if fetching */
+	UREL_OSC_ACC_ACK,
+	UREL_OSC_LOCK, /* lock_type; LOCK_ACK once granted */
+	UREL_OSC_LOCK_ACK,
+	UREL_OSC_UNLOCK, /* lock_type; UNLOCK_ACK */
+	UREL_OSC_UNLOCK_ACK,
+	UREL_OSC_POST, /* the target opened its exposure epoch to us */
+	UREL_OSC_COMPLETE, /* the origin ended its access epoch to us */
+	UREL_OSC_REGION, /* dynamic: which region holds [disp, disp + count)? REGION_ACK */
+	UREL_OSC_REGION_ACK
+};
+#define UREL_OSC_F_FETCH (1U << 0)
+#define UREL_OSC_F_CAS (1U << 1) /* operand bytes: compare, then the new value */
+
+struct urel_osc_wire {
+	uint32_t win; /* the window's id (its private group's context id) */
+	int32_t status; /* replies: 0 or a negative errno */
+	uint64_t cookie;
+	uint64_t disp; /* byte offset in the window (dynamic: the address) */
+	uint64_t count; /* ACC: elements; REGION: bytes; REGION_ACK: region length */
+	uint64_t rkey; /* REGION_ACK */
+	uint64_t base; /* REGION_ACK: region start */
+	uint8_t type, op, lock_type, pad[5];
+};
+_Static_assert(sizeof(struct urel_osc_wire) == 56, "osc wire");
+#define UREL_OSC_HDR (sizeof(struct urel_am_hdr) + sizeof(struct urel_osc_wire))
+
+/* --- Sync-type state machine (sync.c, pure) ------------------------------ */
+
+enum urel_osc_sync_type {
+	UREL_OSC_SYNC_NONE = 0,
+	UREL_OSC_SYNC_LOCK,
+	UREL_OSC_SYNC_LOCK_NO_CHECK,
+	UREL_OSC_SYNC_LOCK_ALL,
+	UREL_OSC_SYNC_LOCK_ALL_NO_CHECK,
+	UREL_OSC_SYNC_PSCW,
+	UREL_OSC_SYNC_FENCE,
+	UREL_OSC_SYNC_FENCE_EPOCH
+};
+
+struct urel_osc_sync {
+	enum urel_osc_sync_type type;
+	unsigned int locks; /* LOCK*: targets locked */
+	bool checked; /* LOCK: some lock was taken with a check */
+	bool exposed; /* between post and wait/test */
+};
+
+/*
+ * Each returns 0 and moves @s, or UREL_WIN_ERR_SYNC and leaves it as it
+ * was. @covered: the target is locked (LOCK) or in the access group (PSCW).
+ */
+int urel_osc_sync_op(struct urel_osc_sync *s, bool covered);
+int urel_osc_sync_fence(struct urel_osc_sync *s, unsigned int assert);
+int urel_osc_sync_lock(struct urel_osc_sync *s, bool target_locked, bool nocheck);
+int urel_osc_sync_unlock(struct urel_osc_sync *s, bool target_locked);
+int urel_osc_sync_lock_all(struct urel_osc_sync *s, bool nocheck);
+int urel_osc_sync_unlock_all(struct urel_osc_sync *s);
+int urel_osc_sync_flush(const struct urel_osc_sync *s, bool covered);
+int urel_osc_sync_start(struct urel_osc_sync *s);
+int urel_osc_sync_complete(struct urel_osc_sync *s);
+int urel_osc_sync_post(struct urel_osc_sync *s);
+int urel_osc_sync_wait(struct urel_osc_sync *s);
+int urel_osc_sync_free(const struct urel_osc_sync *s);
+
+/* --- Target-side lock manager (lockmgr.c, pure) --------------------------- */
+
+struct urel_osc_lockreq {
+	struct urel_osc_lockreq *next;
+	int type; /* UREL_WIN_LOCK_* */
+	int origin; /* group rank */
+	uint64_t cookie;
+};
+
+struct urel_osc_lockmgr {
+	int type; /* 0 (free) or the type held */
+	unsigned int shared; /* holders of a shared lock */
+	struct urel_osc_lockreq *head, *tail; /* waiting, oldest first */
+	unsigned int queued;
+};
+
+/* 1: granted now (@r not kept); 0: queued (@r kept until granted); -EINVAL: bad type. */
+int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *r);
+/*
+ * Release one hold of @type; the requests this grants come off the queue
+ * into *@granted (a list, oldest first, the caller owns them). -EINVAL when
+ * no such hold exists (nothing changes).
+ */
+int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted);
+
+/* --- Accumulate engine (accop.c, pure) ----------------------------------- */
+
+/* Element size of @type, 0 for an unknown one. */
+size_t urel_osc_type_size(unsigned int type);
+bool urel_osc_type_is_int(unsigned int type);
+/* 0, -EINVAL (unknown op), UREL_WIN_ERR_TYPE (bitwise/logical op on a float type). */
+int urel_osc_op_check(unsigned int type, unsigned int op, bool fetching);
+/*
+ * Apply @op elementwise: @target[i] = @target[i] op @operand[i], each
+ * element one atomic read-modify-write; the values before go to @old (may
+ * be NULL). @target is naturally aligned. CAS (@cas): @operand holds the
+ * compare value then the new one (one element).
+ */
+void urel_osc_apply(void *target, const void *operand, void *old, size_t count, unsigned int type,
+		    unsigned int op, bool cas);
+
+/* --- Windows ------------------------------------------------------------- */
+
+struct urel_osc_ctx;
+
+/* A region of a dynamic window. */
+struct urel_osc_region {
+	struct urel_osc_region *next;
+	uint64_t base, len, rkey;
+	struct urel_mr *mr; /* local regions only */
+};
+
+/* What every rank publishes about its window at creation. */
+struct urel_osc_info {
+	uint64_t base, size, rkey;
+	uint32_t disp_unit, pad;
+};
+
+/* Origin-side view of one target, and target-side counters of one origin. */
+struct urel_osc_target {
+	struct urel_osc_info info;
+	urel_peer_t peer; /* 0: ourselves */
+	unsigned int rdma_out; /* puts, gets and kernel atomics not yet completed */
+	unsigned int am_out; /* accumulates not yet acknowledged */
+	int lock; /* held: UREL_WIN_LOCK_*, 0 */
+	bool lock_nocheck;
+	bool granted, unlocked; /* replies seen */
+	bool in_access; /* PSCW: in the start group */
+	bool in_exposure; /* PSCW: in the post group */
+	unsigned int posts; /* POSTs from this target not yet consumed by start */
+	unsigned int completes; /* COMPLETEs from this origin not yet consumed by wait */
+	int held; /* target side: the lock type this origin holds here, 0 */
+	struct urel_osc_region *regions; /* dynamic: cached since the last sync call */
+	bool region_done; /* REGION_ACK seen */
+	struct urel_osc_region region_ack;
+	int region_status;
+};
+
+/* A fetching accumulate awaiting its reply (the reply names it by id, never by pointer). */
+struct urel_osc_fetch {
+	struct urel_osc_fetch *next;
+	uint64_t id;
+	int target;
+	void *result;
+	size_t len;
+	bool done;
+	int status;
+};
+
+struct urel_win {
+	struct urel_osc_ctx *ctx;
+	struct urel_win *next; /* in ctx->wins */
+	struct urel_group *g; /* private: a dup of the creator's group */
+	uint32_t id;
+	enum urel_win_flavor flavor;
+	int rank, size;
+	void *base;
+	size_t len;
+	bool owns_base;
+	struct urel_mr *mr;
+	struct urel_osc_region *regions; /* dynamic: attached here */
+	struct urel_osc_target *t; /* by group rank */
+	struct urel_osc_sync sync;
+	struct urel_osc_lockmgr lm; /* this rank as a target */
+	int err; /* first failure of an operation, returned by the next completion call */
+	struct urel_osc_fetch *fetches;
+	uint64_t next_id;
+};
+
+struct urel_osc_ctx {
+	struct urel_osc_ctx *next;
+	struct urel_ep *ep;
+	struct urel_msg *m;
+	struct urel_device *dev;
+	struct urel_am *am;
+	unsigned int refs;
+	pthread_mutex_t lock; /* every window of the context */
+	struct urel_win *wins;
+	uint32_t max_am; /* bytes of an active message on the data channel */
+	uint32_t max_rdma; /* bytes of one put or get */
+	uint64_t dropped; /* malformed or stray messages */
+};
+
+/* ctx.c */
+int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp);
+void urel_osc_ctx_put(struct urel_osc_ctx *c);
+struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id);
+int urel_osc_rank_of(const struct urel_win *w, urel_peer_t peer);
+int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
+		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
+		  size_t dlen);
+/* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
+ */
+int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
+
+/* target.c: the target side of every message */
+void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		    const void *payload, size_t len);
+/* Where @len bytes at @disp of this rank's window are, or an error; under c->lock. */
+int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void **p);
+/*
+ * Release this rank's hold of @type on its own window (a lock to self) and
+ * send the grants that follows; called without c->lock.
+ */
+int urel_osc_self_unlock(struct urel_win *w, int type);
+/* Request a lock of @type on our own window: 1 granted, 0 queued (granted later). */
+int urel_osc_self_lock(struct urel_win *w, int type);
+
+/* epoch.c */
+int urel_osc_flush_targets(struct urel_win *w, int target);
+void urel_osc_forget_regions(struct urel_win *w);
+
+#endif /* UREL_OSC_OSC_H */

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel windows: the operations. Each is checked completely (epoch,
+ * target, range, type) before it changes anything; then contiguous puts
+ * and gets go to the kernel's RDMA, integer fetch-and-op (sum, replace,
+ * no-op) and compare-and-swap of 4 or 8 bytes to the kernel's atomics, and
+ * every other accumulate to the target's library as a message (in order on
+ * the data channel). Operations on our own window are done in place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "osc.h"
+
+/* An RDMA operation in flight: counted at its target until its completion. */
+struct urel_osc_rdma {
+	struct urel_request req;
+	struct urel_win *w;
+	int target;
+	bool *done; /* fetching atomics: the caller waits on it */
+	int *status;
+};
+
+/* Where an operation goes, once checked. */
+struct urel_osc_dest {
+	struct urel_osc_target *t;
+	bool self;
+	uint64_t off; /* RDMA: byte offset in the registration; messages: the target's disp */
+	uint64_t rkey;
+	uint64_t addr; /* the target's address of the first byte (alignment checks) */
+	void *local; /* self: the bytes */
+	struct urel_osc_sync next; /* the epoch state once the operation counts */
+};
+
+static void urel_osc_rdma_done(struct urel_request *req, const struct urel_completion *c)
+{
+	struct urel_osc_rdma *op = (struct urel_osc_rdma *)req;
+	struct urel_win *w = op->w;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	w->t[op->target].rdma_out--;
+	if (c->status && !w->err)
+		w->err = c->status;
+	if (op->done) {
+		*op->status = c->status;
+		*op->done = true;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	free(op);
+}
+
+static struct urel_osc_region *urel_osc_cached(struct urel_osc_target *t, uint64_t addr,
+					       uint64_t len)
+{
+	for (struct urel_osc_region *r = t->regions; r; r = r->next) {
+		if (addr >= r->base && addr - r->base < r->len)
+			return r;
+	}
+	(void)len;
+	return NULL;
+}
+
+static bool urel_osc_region_ready(struct urel_win *w, void *arg)
+{
+	return w->t[*(int *)arg].region_done;
+}
+
+/* Dynamic windows: the target's region holding @addr, learnt once per epoch; under c->lock. */
+static int urel_osc_region_of(struct urel_win *w, int target, uint64_t addr, uint64_t len,
+			      struct urel_osc_region **rp)
+{
+	struct urel_osc_target *t = &w->t[target];
+	struct urel_osc_wire wi = { .win = w->id, .disp = addr, .count = len };
+	struct urel_osc_region *r;
+	int ret;
+
+	r = urel_osc_cached(t, addr, len);
+	if (r) {
+		*rp = r;
+		return 0;
+	}
+	t->region_done = false;
+	pthread_mutex_unlock(&w->ctx->lock);
+	ret = urel_osc_send(w->ctx, t->peer, UREL_CHAN_CMD, UREL_OSC_REGION, 0, &wi, NULL, 0);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_region_ready, &target);
+	pthread_mutex_lock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	if (t->region_status)
+		return t->region_status;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = t->region_ack;
+	r->mr = NULL;
+	r->next = t->regions;
+	t->regions = r;
+	*rp = r;
+	return 0;
+}
+
+/*
+ * Check an operation of @len bytes at @disp of @target (under c->lock).
+ * 1: nothing to do (null target, zero length); 0: *@d says where.
+ */
+static int urel_osc_check(struct urel_win *w, int target, uint64_t disp, uint64_t len,
+			  struct urel_osc_dest *d)
+{
+	struct urel_osc_target *t;
+	bool covered;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->next = w->sync;
+	if (target == UREL_WIN_RANK_NULL) {
+		/* Still only inside an epoch; it counts as an operation (opens a fence epoch). */
+		return urel_osc_sync_op(&d->next, true) ? UREL_WIN_ERR_SYNC : 1;
+	}
+	if (target < 0 || target >= w->size)
+		return -EINVAL;
+	t = &w->t[target];
+	covered = w->sync.type == UREL_OSC_SYNC_PSCW ? t->in_access : t->lock != 0;
+	ret = urel_osc_sync_op(&d->next, covered);
+	if (ret)
+		return ret;
+	if (!len)
+		return 1;
+	d->t = t;
+	d->self = target == w->rank;
+	if (w->flavor == UREL_WIN_FLAVOR_DYNAMIC) {
+		struct urel_osc_region *r;
+
+		if (disp + len < disp)
+			return UREL_WIN_ERR_ATTACH;
+		d->addr = disp;
+		d->off = disp;
+		if (d->self)
+			return urel_osc_local_range(w, disp, len, &d->local);
+		ret = urel_osc_region_of(w, target, disp, len, &r);
+		if (ret)
+			return ret;
+		/* Outside the region or spanning two: no single registration holds it. */
+		if (len > r->len || disp - r->base > r->len - len)
+			return UREL_WIN_ERR_ATTACH;
+		d->rkey = r->rkey;
+		d->off = disp - r->base;
+		return 0;
+	}
+	if (disp && t->info.disp_unit && disp > UINT64_MAX / t->info.disp_unit)
+		return UREL_WIN_ERR_RANGE;
+	d->off = disp * t->info.disp_unit;
+	if (d->off > t->info.size || len > t->info.size - d->off)
+		return UREL_WIN_ERR_RANGE;
+	d->addr = t->info.base + d->off;
+	d->rkey = t->info.rkey;
+	if (d->self)
+		d->local = (char *)w->base + d->off;
+	return 0;
+}
+
+static bool urel_osc_retry(int ret)
+{
+	return ret == -EAGAIN || ret == -ENOBUFS;
+}
+
+/* Post one RDMA piece; counted before it can complete. */
+static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, size_t len,
+			 const struct urel_osc_dest *d, uint64_t off, const struct urel_atomic *at,
+			 bool *done, int *status)
+{
+	struct urel_osc_rdma *op = calloc(1, sizeof(*op));
+	struct urel_osc_ctx *c = w->ctx;
+	int ret;
+
+	if (!op)
+		return -ENOMEM;
+	op->req.complete = urel_osc_rdma_done;
+	op->w = w;
+	op->target = target;
+	op->done = done;
+	op->status = status;
+	pthread_mutex_lock(&c->lock);
+	w->t[target].rdma_out++;
+	pthread_mutex_unlock(&c->lock);
+	for (;;) {
+		if (kind == UREL_OP_PUT)
+			ret = urel_ep_put(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req, 0);
+		else if (kind == UREL_OP_GET)
+			ret = urel_ep_get(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req, 0);
+		else
+			ret = urel_ep_atomic(c->ep, d->t->peer, at, d->rkey, off, &op->req, 0);
+		if (!urel_osc_retry(ret))
+			break;
+		if (urel_ep_progress(c->ep, 0) <= 0)
+			urel_device_wait(c->dev, 1);
+	}
+	if (ret) {
+		pthread_mutex_lock(&c->lock);
+		w->t[target].rdma_out--;
+		pthread_mutex_unlock(&c->lock);
+		free(op);
+	}
+	return ret;
+}
+
+static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, int target,
+			 uint64_t disp)
+{
+	struct urel_osc_dest d;
+	int ret;
+
+	if (!w || (len && !buf))
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_check(w, target, disp, len, &d);
+	if (ret >= 0)
+		w->sync = d.next;
+	if (!ret && d.self) {
+		if (kind == UREL_OP_PUT)
+			memmove(d.local, buf, len);
+		else
+			memmove(buf, d.local, len);
+		ret = 1;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;
+
+		ret = urel_osc_post(w, target, kind, (char *)buf + done, n, &d, d.off + done, NULL,
+				    NULL, NULL);
+		if (ret)
+			return ret;
+		done += n;
+	}
+	return 0;
+}
+
+UREL_API int urel_win_put(struct urel_win *w, const void *buf, size_t len, int target,
+			  uint64_t disp)
+{
+	return urel_osc_rdma(w, UREL_OP_PUT, (void *)buf, len, target, disp);
+}
+
+UREL_API int urel_win_get(struct urel_win *w, void *buf, size_t len, int target, uint64_t disp)
+{
+	return urel_osc_rdma(w, UREL_OP_GET, buf, len, target, disp);
+}
+
+static bool urel_osc_fetch_ready(struct urel_win *w, void *arg)
+{
+	(void)w;
+	return ((struct urel_osc_fetch *)arg)->done;
+}
+
+static void urel_osc_fetch_unlist(struct urel_win *w, struct urel_osc_fetch *f)
+{
+	struct urel_osc_fetch **pp;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	for (pp = &w->fetches; *pp && *pp != f; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = f->next;
+	pthread_mutex_unlock(&w->ctx->lock);
+}
+
+/* One accumulate message of @count elements; fetching ones wait for their reply. */
+static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_osc_dest *d,
+			    uint64_t disp, const void *data, size_t dlen, size_t count,
+			    unsigned int type, unsigned int op, unsigned int flags, void *result)
+{
+	struct urel_osc_wire wi = {
+		.win = w->id, .disp = disp, .count = count, .type = (uint8_t)type, .op = (uint8_t)op
+	};
+	struct urel_osc_fetch f = { .target = target,
+				    .result = result,
+				    .len = count * urel_osc_type_size(type) };
+	int ret;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	if (flags & UREL_OSC_F_FETCH) {
+		f.id = ++w->next_id;
+		wi.cookie = f.id;
+		f.next = w->fetches;
+		w->fetches = &f;
+	} else {
+		d->t->am_out++;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	ret = urel_osc_send(w->ctx, d->t->peer, UREL_CHAN_DATA, UREL_OSC_ACC, flags, &wi, data,
+			    dlen);
+	if (!(flags & UREL_OSC_F_FETCH)) {
+		if (ret) {
+			pthread_mutex_lock(&w->ctx->lock);
+			d->t->am_out--;
+			pthread_mutex_unlock(&w->ctx->lock);
+		}
+		return ret;
+	}
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_fetch_ready, &f);
+	urel_osc_fetch_unlist(w, &f);
+	return ret ? ret : f.status;
+}
+
+static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_t count,
+			unsigned int type, int target, uint64_t disp, unsigned int op,
+			unsigned int flags)
+{
+	bool fetch = flags & UREL_OSC_F_FETCH, cas = flags & UREL_OSC_F_CAS;
+	size_t esz = urel_osc_type_size(type), per;
+	struct urel_osc_dest d;
+	uint64_t base;
+	int ret;
+
+	if (!w || (count && ((!buf && op != UREL_WIN_NO_OP) || (fetch && !result))))
+		return -EINVAL;
+	ret = urel_osc_op_check(type, op, fetch);
+	if (ret)
+		return ret;
+	if (count > SIZE_MAX / esz / 2)
+		return UREL_WIN_ERR_RANGE;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_check(w, target, disp, count * esz, &d);
+	if (!ret && d.addr % esz)
+		ret = -EINVAL; /* an element not naturally aligned cannot be updated atomically */
+	if (ret >= 0)
+		w->sync = d.next;
+	if (!ret && d.self) {
+		urel_osc_apply(d.local, buf, fetch ? result : NULL, count, type, op, cas);
+		ret = 1;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	/* Dynamic windows address the target by address, the others by byte offset. */
+	base = w->flavor == UREL_WIN_FLAVOR_DYNAMIC ? d.addr : d.off;
+	per = (w->ctx->max_am - UREL_OSC_HDR) / esz / (cas ? 2 : 1);
+	for (size_t done = 0; done < count;) {
+		size_t n = count - done < per ? count - done : per;
+		const void *src = buf ? (const char *)buf + done * esz : NULL;
+		void *zero = NULL;
+
+		if (!src) {
+			/* NO_OP carries no operand: send zeros of the right length. */
+			zero = calloc(n, esz);
+			if (!zero)
+				return -ENOMEM;
+			src = zero;
+		}
+		ret = urel_osc_acc_msg(w, target, &d, base + done * esz, src,
+				       n * esz * (cas ? 2 : 1), n, type, op, flags,
+				       fetch ? (char *)result + done * esz : NULL);
+		free(zero);
+		if (ret)
+			return ret;
+		done += n;
+	}
+	return 0;
+}
+
+UREL_API int urel_win_accumulate(struct urel_win *w, const void *buf, size_t count,
+				 enum urel_win_type type, int target, uint64_t disp,
+				 enum urel_win_op op)
+{
+	return urel_osc_acc(w, buf, NULL, count, type, target, disp, op, 0);
+}
+
+UREL_API int urel_win_get_accumulate(struct urel_win *w, const void *buf, void *result,
+				     size_t count, enum urel_win_type type, int target,
+				     uint64_t disp, enum urel_win_op op)
+{
+	return urel_osc_acc(w, buf, result, count, type, target, disp, op, UREL_OSC_F_FETCH);
+}
+
+struct urel_osc_quiet {
+	int target;
+};
+
+static bool urel_osc_am_quiet(struct urel_win *w, void *arg)
+{
+	return !w->t[((struct urel_osc_quiet *)arg)->target].am_out;
+}
+
+struct urel_osc_flag {
+	bool done;
+	int status;
+};
+
+static bool urel_osc_flag_set(struct urel_win *w, void *arg)
+{
+	(void)w;
+	return ((struct urel_osc_flag *)arg)->done;
+}
+
+/*
+ * A kernel atomic on a remote 4- or 8-byte integer; accumulates to that
+ * target still in flight go first, as accumulate ordering requires.
+ */
+static int urel_osc_kernel_atomic(struct urel_win *w, int target, enum urel_atomic_op aop,
+				  uint64_t operand, uint64_t compare, void *result, size_t esz,
+				  uint64_t disp)
+{
+	struct urel_osc_quiet q = { .target = target };
+	struct urel_osc_flag fl = { 0 };
+	struct urel_atomic at = {
+		.op = aop, .size = (unsigned int)esz, .operand = operand, .compare = compare
+	};
+	struct urel_osc_dest d;
+	uint64_t old = 0;
+	int ret;
+
+	if (!w || !result)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_check(w, target, disp, esz, &d);
+	if (!ret && d.addr % esz)
+		ret = -EINVAL;
+	if (ret >= 0)
+		w->sync = d.next;
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = urel_osc_wait(w, urel_osc_am_quiet, &q);
+	if (ret)
+		return ret;
+	at.result = &old;
+	ret = urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, esz, &d, d.off, &at, &fl.done,
+			    &fl.status);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_flag_set, &fl);
+	if (!ret)
+		ret = fl.status;
+	if (!ret)
+		memcpy(result, &old, esz); /* little-endian: the low bytes */
+	return ret;
+}
+
+/* The operand as the kernel takes it: 32-bit values zero-extended. */
+static uint64_t urel_osc_operand(const void *p, size_t esz)
+{
+	uint64_t v = 0;
+
+	if (p)
+		memcpy(&v, p, esz);
+	return v;
+}
+
+/* The kernel's atomics apply: a remote 4/8-byte integer, and sum, replace or no-op. */
+static bool urel_osc_kernel_fop(const struct urel_win *w, int target, unsigned int type,
+				unsigned int op)
+{
+	size_t esz = urel_osc_type_size(type);
+
+	if (target < 0 || target >= w->size || target == w->rank)
+		return false;
+	if (!urel_osc_type_is_int(type) || (esz != 4 && esz != 8))
+		return false;
+	return op == UREL_WIN_SUM || op == UREL_WIN_REPLACE || op == UREL_WIN_NO_OP;
+}
+
+UREL_API int urel_win_fetch_and_op(struct urel_win *w, const void *operand, void *result,
+				   enum urel_win_type type, int target, uint64_t disp,
+				   enum urel_win_op op)
+{
+	size_t esz = urel_osc_type_size(type);
+	int ret;
+
+	if (!w || !result || (!operand && op != UREL_WIN_NO_OP))
+		return -EINVAL;
+	ret = urel_osc_op_check(type, op, true);
+	if (ret)
+		return ret;
+	if (!urel_osc_kernel_fop(w, target, type, op))
+		return urel_osc_acc(w, operand, result, 1, type, target, disp, op,
+				    UREL_OSC_F_FETCH);
+	return urel_osc_kernel_atomic(
+		w, target, op == UREL_WIN_REPLACE ? UREL_ATOMIC_SWAP : UREL_ATOMIC_FETCH_ADD,
+		op == UREL_WIN_NO_OP ? 0 : urel_osc_operand(operand, esz), 0, result, esz, disp);
+}
+
+UREL_API int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const void *compare,
+				       void *result, enum urel_win_type type, int target,
+				       uint64_t disp)
+{
+	size_t esz = urel_osc_type_size(type);
+	unsigned char both[16];
+
+	if (!w || !operand || !compare || !result || !esz)
+		return -EINVAL;
+	if (!urel_osc_type_is_int(type))
+		return UREL_WIN_ERR_TYPE;
+	if (urel_osc_kernel_fop(w, target, type, UREL_WIN_SUM))
+		return urel_osc_kernel_atomic(w, target, UREL_ATOMIC_CAS,
+					      urel_osc_operand(operand, esz),
+					      urel_osc_operand(compare, esz), result, esz, disp);
+	memcpy(both, compare, esz);
+	memcpy(both + esz, operand, esz);
+	return urel_osc_acc(w, both, result, 1, type, target, disp, UREL_WIN_REPLACE,
+			    UREL_OSC_F_FETCH | UREL_OSC_F_CAS);
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel windows: the target side of the window protocol, run by
+ * whoever drives the endpoint's progress. Every field from the wire is
+ * checked (window id, source, ranges, types, lock holds) before it is
+ * used; replies are built under the context lock and sent after it.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "osc.h"
+
+/* Lock requests one window keeps queued, per member: more is a flood. */
+#define UREL_OSC_LOCK_QUEUE_PER_RANK 2
+
+/* A reply (or a grant) to send once the lock is dropped. */
+struct urel_osc_reply {
+	struct urel_osc_reply *next;
+	urel_peer_t peer;
+	unsigned int chan, op, flags;
+	struct urel_osc_wire wire;
+	void *data; /* owned */
+	size_t dlen;
+};
+
+int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void **p)
+{
+	if (w->flavor != UREL_WIN_FLAVOR_DYNAMIC) {
+		if (disp > w->len || len > w->len - disp)
+			return UREL_WIN_ERR_RANGE;
+		*p = (char *)w->base + disp;
+		return 0;
+	}
+	for (struct urel_osc_region *r = w->regions; r; r = r->next) {
+		if (disp >= r->base && len <= r->len && disp - r->base <= r->len - len) {
+			*p = (void *)(uintptr_t)disp;
+			return 0;
+		}
+	}
+	return UREL_WIN_ERR_ATTACH;
+}
+
+static struct urel_osc_reply *urel_osc_reply(struct urel_osc_reply ***tail, urel_peer_t peer,
+					     unsigned int chan, unsigned int op, uint32_t win,
+					     uint64_t cookie, int status)
+{
+	struct urel_osc_reply *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->peer = peer;
+	r->chan = chan;
+	r->op = op;
+	r->wire.win = win;
+	r->wire.cookie = cookie;
+	r->wire.status = status;
+	**tail = r;
+	*tail = &r->next;
+	return r;
+}
+
+/* Grants of the lock manager: to ourselves a flag, to others a LOCK_ACK. */
+static void urel_osc_grants(struct urel_win *w, struct urel_osc_lockreq *g,
+			    struct urel_osc_reply ***tail)
+{
+	while (g) {
+		struct urel_osc_lockreq *next = g->next;
+
+		w->t[g->origin].held = g->type;
+		if (g->origin == w->rank)
+			w->t[w->rank].granted = true;
+		else
+			urel_osc_reply(tail, w->t[g->origin].peer, UREL_CHAN_CMD, UREL_OSC_LOCK_ACK,
+				       w->id, g->cookie, 0);
+		free(g);
+		g = next;
+	}
+}
+
+static int urel_osc_on_acc(struct urel_win *w, const struct urel_am_hdr *h,
+			   const struct urel_osc_wire *wi, const void *data, size_t dlen,
+			   void **old)
+{
+	bool fetch = h->flags & UREL_OSC_F_FETCH, cas = h->flags & UREL_OSC_F_CAS;
+	size_t esz = urel_osc_type_size(wi->type);
+	void *p;
+	int ret;
+
+	ret = urel_osc_op_check(wi->type, wi->op, fetch);
+	if (ret)
+		return ret;
+	if (cas && (!urel_osc_type_is_int(wi->type) || wi->count != 1))
+		return UREL_WIN_ERR_TYPE;
+	if (!wi->count || wi->count > dlen || dlen != wi->count * esz * (cas ? 2 : 1))
+		return -EINVAL;
+	ret = urel_osc_local_range(w, wi->disp, wi->count * esz, &p);
+	if (ret)
+		return ret;
+	if ((uintptr_t)p % esz)
+		return -EINVAL;
+	if (fetch) {
+		*old = malloc(wi->count * esz);
+		if (!*old)
+			return -ENOMEM;
+	}
+	urel_osc_apply(p, data, fetch ? *old : NULL, wi->count, wi->type, wi->op, cas);
+	return 0;
+}
+
+static void urel_osc_on_acc_ack(struct urel_win *w, int src, const struct urel_am_hdr *h,
+				const struct urel_osc_wire *wi, const void *data, size_t dlen)
+{
+	struct urel_osc_target *t = &w->t[src];
+
+	if (!(h->flags & UREL_OSC_F_FETCH)) {
+		if (!t->am_out) {
+			__atomic_fetch_add(&w->ctx->dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		t->am_out--;
+		if (wi->status && !w->err)
+			w->err = wi->status;
+		return;
+	}
+	for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (f->id != wi->cookie || f->target != src || f->done)
+			continue;
+		f->status = wi->status;
+		if (!wi->status && dlen != f->len)
+			f->status = -EPROTO;
+		if (!f->status)
+			memcpy(f->result, data, dlen);
+		f->done = true;
+		return;
+	}
+	__atomic_fetch_add(&w->ctx->dropped, 1, __ATOMIC_RELAXED);
+}
+
+static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_osc_wire *wi,
+			    struct urel_osc_reply ***tail)
+{
+	struct urel_osc_lockreq *r;
+	int ret;
+
+	if (w->t[src].held)
+		return -EBUSY; /* a second lock from the same origin */
+	for (r = w->lm.head; r; r = r->next) {
+		if (r->origin == src)
+			return -EBUSY;
+	}
+	if (w->lm.queued >= (unsigned int)w->size * UREL_OSC_LOCK_QUEUE_PER_RANK)
+		return -EBUSY;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->type = wi->lock_type;
+	r->origin = src;
+	r->cookie = wi->cookie;
+	ret = urel_osc_lock_acquire(&w->lm, r);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	if (ret == 1) {
+		r->next = NULL;
+		urel_osc_grants(w, r, tail);
+	}
+	return 0;
+}
+
+static int urel_osc_on_unlock(struct urel_win *w, int src, int type, struct urel_osc_reply ***tail)
+{
+	struct urel_osc_lockreq *granted;
+	int ret;
+
+	if (!type || w->t[src].held != type)
+		return -EINVAL;
+	ret = urel_osc_lock_release(&w->lm, type, &granted);
+	if (ret)
+		return ret;
+	w->t[src].held = 0;
+	urel_osc_grants(w, granted, tail);
+	return 0;
+}
+
+static void urel_osc_on_region(struct urel_win *w, const struct urel_osc_wire *wi,
+			       struct urel_osc_reply *r)
+{
+	void *p;
+
+	r->wire.status = w->flavor == UREL_WIN_FLAVOR_DYNAMIC ? 0 : UREL_WIN_ERR_FLAVOR;
+	if (!r->wire.status)
+		r->wire.status = urel_osc_local_range(w, wi->disp, wi->count ? wi->count : 1, &p);
+	if (r->wire.status)
+		return;
+	for (struct urel_osc_region *g = w->regions; g; g = g->next) {
+		if (wi->disp >= g->base && wi->disp - g->base < g->len) {
+			r->wire.base = g->base;
+			r->wire.count = g->len;
+			r->wire.rkey = g->rkey;
+			return;
+		}
+	}
+}
+
+static void urel_osc_decode(struct urel_osc_wire *wi, const void *payload)
+{
+	memcpy(wi, payload, sizeof(*wi));
+	wi->win = le32toh(wi->win);
+	wi->status = (int32_t)le32toh((uint32_t)wi->status);
+	wi->cookie = le64toh(wi->cookie);
+	wi->disp = le64toh(wi->disp);
+	wi->count = le64toh(wi->count);
+	wi->rkey = le64toh(wi->rkey);
+	wi->base = le64toh(wi->base);
+}
+
+/* Target side: the request; origin side: the reply. Returns false for garbage. */
+static bool urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr *h,
+			    const struct urel_osc_wire *wi, const void *data, size_t dlen,
+			    struct urel_osc_reply ***tail)
+{
+	struct urel_osc_target *t = &w->t[src];
+	struct urel_osc_reply *r;
+	void *old = NULL;
+	int ret;
+
+	switch (h->op) {
+	case UREL_OSC_ACC:
+		ret = urel_osc_on_acc(w, h, wi, data, dlen, &old);
+		r = urel_osc_reply(tail, t->peer, UREL_CHAN_DATA, UREL_OSC_ACC_ACK, w->id,
+				   wi->cookie, ret);
+		if (!r) {
+			free(old);
+			return true;
+		}
+		r->flags = h->flags & UREL_OSC_F_FETCH;
+		r->data = old;
+		r->dlen = old ? wi->count * urel_osc_type_size(wi->type) : 0;
+		return true;
+	case UREL_OSC_ACC_ACK:
+		urel_osc_on_acc_ack(w, src, h, wi, data, dlen);
+		return true;
+	case UREL_OSC_LOCK:
+		ret = urel_osc_on_lock(w, src, wi, tail);
+		if (ret)
+			urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_LOCK_ACK, w->id,
+				       wi->cookie, ret);
+		return true;
+	case UREL_OSC_LOCK_ACK:
+		if (t->lock && !t->granted) {
+			t->granted = true;
+			if (wi->status && !w->err)
+				w->err = wi->status;
+			return true;
+		}
+		return false;
+	case UREL_OSC_UNLOCK:
+		ret = urel_osc_on_unlock(w, src, wi->lock_type, tail);
+		urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id, wi->cookie,
+			       ret);
+		return true;
+	case UREL_OSC_UNLOCK_ACK:
+		if (t->unlocked)
+			return false;
+		t->unlocked = true;
+		if (wi->status && !w->err)
+			w->err = wi->status;
+		return true;
+	case UREL_OSC_POST:
+		t->posts++;
+		return true;
+	case UREL_OSC_COMPLETE:
+		t->completes++;
+		return true;
+	case UREL_OSC_REGION:
+		r = urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_REGION_ACK, w->id,
+				   wi->cookie, 0);
+		if (r)
+			urel_osc_on_region(w, wi, r);
+		return true;
+	case UREL_OSC_REGION_ACK:
+		if (t->region_done)
+			return false;
+		t->region_status = wi->status;
+		t->region_ack.base = wi->base;
+		t->region_ack.len = wi->count;
+		t->region_ack.rkey = wi->rkey;
+		t->region_done = true;
+		return true;
+	}
+	return false;
+}
+
+static void urel_osc_send_replies(struct urel_osc_ctx *c, struct urel_osc_reply *r)
+{
+	while (r) {
+		struct urel_osc_reply *next = r->next;
+
+		if (urel_osc_send(c, r->peer, r->chan, r->op, r->flags, &r->wire, r->data, r->dlen))
+			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
+		free(r->data);
+		free(r);
+		r = next;
+	}
+}
+
+void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		    const void *payload, size_t len)
+{
+	struct urel_osc_ctx *ctx = arg;
+	struct urel_osc_reply *replies = NULL, **tail = &replies;
+	struct urel_osc_wire wi;
+	struct urel_win *w;
+	bool ok = false;
+	int src;
+
+	if (len < sizeof(wi))
+		goto out;
+	urel_osc_decode(&wi, payload);
+	pthread_mutex_lock(&ctx->lock);
+	w = urel_osc_find(ctx, wi.win);
+	src = w ? urel_osc_rank_of(w, c->peer) : -1;
+	if (src >= 0)
+		ok = urel_osc_handle(w, src, h, &wi, (const char *)payload + sizeof(wi),
+				     len - sizeof(wi), &tail);
+	pthread_mutex_unlock(&ctx->lock);
+	urel_osc_send_replies(ctx, replies);
+out:
+	if (!ok)
+		__atomic_fetch_add(&ctx->dropped, 1, __ATOMIC_RELAXED);
+}
+
+int urel_osc_self_lock(struct urel_win *w, int type)
+{
+	struct urel_osc_lockreq *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->type = type;
+	r->origin = w->rank;
+	pthread_mutex_lock(&w->ctx->lock);
+	w->t[w->rank].granted = false;
+	ret = urel_osc_lock_acquire(&w->lm, r);
+	if (ret == 1) {
+		w->t[w->rank].held = type;
+		w->t[w->rank].granted = true;
+		free(r);
+	} else if (ret < 0) {
+		free(r);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+int urel_osc_self_unlock(struct urel_win *w, int type)
+{
+	struct urel_osc_reply *replies = NULL, **tail = &replies;
+	int ret;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_on_unlock(w, w->rank, type, &tail);
+	pthread_mutex_unlock(&w->ctx->lock);
+	urel_osc_send_replies(w->ctx, replies);
+	return ret;
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libusnicrel windows: creation (user memory, library memory, dynamic),
+ * attach/detach and free. A window runs on a private duplicate of its
+ * group, whose context id is also the window's id on the wire; it is
+ * listed (and so reachable by messages) before the allgather of every
+ * rank's base, size, key and displacement unit, so no origin can address
+ * it before it exists. A failure at any rank fails the creation at all.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../group.h"
+#include "../internal.h"
+#include "osc.h"
+
+#define UREL_OSC_ACCESS                                                                            \
+	(UREL_ACCESS_LOCAL_WRITE | UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE |            \
+	 UREL_ACCESS_REMOTE_ATOMIC)
+
+struct urel_osc_pub {
+	struct urel_osc_info info;
+	int32_t status;
+	uint32_t pad;
+};
+
+static void urel_osc_unlist(struct urel_win *w)
+{
+	struct urel_win **pp;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	for (pp = &w->ctx->wins; *pp && *pp != w; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = w->next;
+	pthread_mutex_unlock(&w->ctx->lock);
+}
+
+static void urel_osc_destroy(struct urel_win *w)
+{
+	urel_osc_unlist(w);
+	urel_mr_dereg(w->mr);
+	while (w->regions) {
+		struct urel_osc_region *r = w->regions;
+
+		w->regions = r->next;
+		urel_mr_dereg(r->mr);
+		free(r);
+	}
+	if (w->t) {
+		urel_osc_forget_regions(w);
+		free(w->t);
+	}
+	while (w->lm.head) {
+		struct urel_osc_lockreq *r = w->lm.head;
+
+		w->lm.head = r->next;
+		free(r);
+	}
+	if (w->owns_base)
+		free(w->base);
+	urel_group_free(w->g);
+	urel_osc_ctx_put(w->ctx);
+	free(w);
+}
+
+static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
+			    size_t size, unsigned int disp_unit, bool owns_base,
+			    struct urel_win **wp)
+{
+	struct urel_osc_pub mine = { 0 }, *all = NULL;
+	struct urel_win *w;
+	int ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		if (owns_base)
+			free(base);
+		return -ENOMEM;
+	}
+	w->flavor = flavor;
+	w->base = base;
+	w->len = size;
+	w->owns_base = owns_base;
+	ret = urel_osc_ctx_get(g, &w->ctx);
+	if (ret) {
+		w->ctx = NULL;
+		if (owns_base)
+			free(base);
+		free(w);
+		return ret;
+	}
+	/* Collective from here: every rank reaches the allgather whatever fails before. */
+	ret = urel_group_dup(g, &w->g);
+	if (ret) {
+		w->g = NULL;
+		urel_osc_destroy(w);
+		return ret;
+	}
+	w->id = urel_group_context(w->g);
+	w->rank = urel_group_rank(w->g);
+	w->size = urel_group_size(w->g);
+	w->t = calloc((size_t)w->size, sizeof(*w->t));
+	all = calloc((size_t)w->size, sizeof(*all));
+	if (!w->t || !all)
+		mine.status = -ENOMEM;
+	if (!mine.status && size)
+		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
+	/* Peers first: a message may arrive as soon as the window is listed. */
+	for (int r = 0; w->t && r < w->size; r++)
+		w->t[r].peer = urel_group_peer_handle(w->g, r);
+	mine.info.base = (uintptr_t)base;
+	mine.info.size = size;
+	mine.info.rkey = urel_mr_rkey(w->mr);
+	mine.info.disp_unit = disp_unit;
+	if (w->t) {
+		pthread_mutex_lock(&w->ctx->lock);
+		w->next = w->ctx->wins;
+		w->ctx->wins = w;
+		pthread_mutex_unlock(&w->ctx->lock);
+	}
+	if (all) {
+		ret = urel_group_allgather(w->g, &mine, sizeof(mine), all);
+	} else {
+		/* Without room for the answers we still take part, over a scratch buffer. */
+		struct urel_osc_pub *tmp = calloc((size_t)w->size, sizeof(*tmp));
+
+		ret = tmp ? urel_group_allgather(w->g, &mine, sizeof(mine), tmp) : -ENOMEM;
+		free(tmp);
+		ret = ret ? ret : -ENOMEM;
+	}
+	for (int r = 0; !ret && r < w->size; r++) {
+		if (all[r].status)
+			ret = all[r].status;
+	}
+	if (ret) {
+		free(all);
+		urel_osc_destroy(w);
+		return ret;
+	}
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; r < w->size; r++)
+		w->t[r].info = all[r].info;
+	pthread_mutex_unlock(&w->ctx->lock);
+	free(all);
+	*wp = w;
+	return 0;
+}
+
+UREL_API int urel_win_create(struct urel_group *g, void *base, size_t size, unsigned int disp_unit,
+			     struct urel_win **wp)
+{
+	if (!g || !wp || !disp_unit || (size && !base))
+		return -EINVAL;
+	return urel_osc_win_new(g, UREL_WIN_FLAVOR_CREATE, base, size, disp_unit, false, wp);
+}
+
+UREL_API int urel_win_allocate(struct urel_group *g, size_t size, unsigned int disp_unit,
+			       void **basep, struct urel_win **wp)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *base = NULL;
+	int ret;
+
+	if (!g || !wp || !basep || !disp_unit)
+		return -EINVAL;
+	if (size) {
+		ret = posix_memalign(&base, page > 0 ? (size_t)page : 4096, size);
+		if (ret)
+			return -ret;
+		memset(base, 0, size);
+	}
+	ret = urel_osc_win_new(g, UREL_WIN_FLAVOR_ALLOCATE, base, size, disp_unit, true, wp);
+	if (!ret)
+		*basep = base;
+	return ret;
+}
+
+UREL_API int urel_win_create_dynamic(struct urel_group *g, struct urel_win **wp)
+{
+	if (!g || !wp)
+		return -EINVAL;
+	return urel_osc_win_new(g, UREL_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, false, wp);
+}
+
+UREL_API int urel_win_attach(struct urel_win *w, void *base, size_t size)
+{
+	struct urel_osc_region *r;
+	uintptr_t b = (uintptr_t)base;
+	int ret;
+
+	if (!w || !base || !size || b + size < b)
+		return -EINVAL;
+	if (w->flavor != UREL_WIN_FLAVOR_DYNAMIC)
+		return UREL_WIN_ERR_FLAVOR;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	ret = urel_mr_reg(w->ctx->ep, base, size, UREL_OSC_ACCESS, &r->mr);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	r->base = b;
+	r->len = size;
+	r->rkey = urel_mr_rkey(r->mr);
+	pthread_mutex_lock(&w->ctx->lock);
+	for (struct urel_osc_region *o = w->regions; o; o = o->next) {
+		if (b < o->base + o->len && o->base < b + size)
+			ret = -EEXIST; /* overlapping regions: an access could span both */
+	}
+	if (!ret) {
+		r->next = w->regions;
+		w->regions = r;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret) {
+		urel_mr_dereg(r->mr);
+		free(r);
+	}
+	return ret;
+}
+
+UREL_API int urel_win_detach(struct urel_win *w, const void *base)
+{
+	struct urel_osc_region **pp, *r = NULL;
+
+	if (!w || !base)
+		return -EINVAL;
+	if (w->flavor != UREL_WIN_FLAVOR_DYNAMIC)
+		return UREL_WIN_ERR_FLAVOR;
+	pthread_mutex_lock(&w->ctx->lock);
+	for (pp = &w->regions; *pp; pp = &(*pp)->next) {
+		if ((*pp)->base == (uintptr_t)base) {
+			r = *pp;
+			*pp = r->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (!r)
+		return UREL_WIN_ERR_ATTACH;
+	urel_mr_dereg(r->mr);
+	free(r);
+	return 0;
+}
+
+UREL_API int urel_win_free(struct urel_win *w)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->ctx->lock);
+	ret = urel_osc_sync_free(&w->sync);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ret)
+		return ret;
+	/* Every member has finished every epoch once all reach this barrier. */
+	ret = urel_osc_flush_targets(w, -1);
+	if (!ret)
+		ret = urel_group_barrier(w->g);
+	urel_osc_destroy(w);
+	return ret;
+}
+
+UREL_API enum urel_win_flavor urel_win_flavor(const struct urel_win *w)
+{
+	return w ? w->flavor : 0;
+}

@@ -1,0 +1,46 @@
+#!/bin/bash
+# In-VM test: one-sided windows over jobs started by Open MPI's mpirun (PMIx
+# bootstrap): tests/user/osc_job.c on N ranks, ITERS iterations of each
+# contended case. Usage: mpirun_osc.sh "NP ITERS" ... (default: 2 and 3 ranks,
+# short), then examples/counter on 3 ranks. Every rank checks; mpirun fails if any rank does, and rank 0 prints
+# the success line only when every rank passed every case.
+set -euo pipefail
+job=${USNIC_REL_BUILD:?}/tests/osc_job
+export HOME=/tmp OMPI_MCA_plm_rsh_agent=false
+# osc_job is built with ASan/LSan; libpmix's own leftovers at exit are not ours.
+export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp
+fails=0
+run() {
+	local np=$1 iters=$2 out
+	echo "mpirun -np $np osc_job $iters"
+	if ! out=$(timeout 500 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+		"$job" "$iters" 2>&1); then
+		echo "$out"
+		echo "FAIL: mpirun -np $np osc_job $iters"
+		fails=$((fails + 1))
+		return
+	fi
+	echo "$out"
+	grep -q "^osc_job: $np ranks, $iters iterations: ok" <<<"$out" || {
+		echo "FAIL: no success line"
+		fails=$((fails + 1))
+	}
+}
+[ $# -gt 0 ] || set -- "2 10" "3 5"
+for c in "$@"; do
+	# shellcheck disable=SC2086
+	run $c
+done
+# The example, as a user runs it (built without sanitizers).
+echo "mpirun -np 3 counter 30 7"
+if out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
+	"$USNIC_REL_BUILD/examples/counter" 30 7 2>&1) &&
+	grep -q "^counter: 3 ranks, 90 tickets in 7 bins: ok" <<<"$out"; then
+	echo "$out"
+else
+	echo "$out"
+	echo "FAIL: examples/counter"
+	fails=$((fails + 1))
+fi
+[ "$fails" -eq 0 ] && echo "mpirun_osc: ok"
+exit "$fails"

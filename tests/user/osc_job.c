@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: MIT
+/*
+ * In-VM test of one-sided windows (usnicrel_win.h), one process per rank,
+ * started by Open MPI's mpirun (PMIx bootstrap): see mpirun_osc.sh.
+ *
+ *   osc_job [ITERS]
+ *
+ * Every case checks every byte or every count it can: fence put/get over
+ * create and allocate windows, PSCW, dynamic windows, accumulate atomicity
+ * (the sum of all contributions, on several types and ops), a
+ * fetch-and-op counter whose fetched values must be a permutation, a
+ * mutex built from compare-and-swap guarding non-atomic get/put updates,
+ * exclusive-lock read-modify-write and shared-lock readers that must never
+ * see a torn pair, lock to self, null targets and zero counts, and every
+ * misuse the window must refuse without changing its state.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <usnicrel_win.h>
+
+static int rank, nranks, iters;
+static int failures;
+static bool verbose;
+
+static void failf(int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "osc_job: rank %d: line %d: ", rank, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	failures++;
+}
+
+/* A call that must return @want. */
+#define EXPECT(call, want)                                                                         \
+	do {                                                                                       \
+		int got_ = (call);                                                                 \
+		if (got_ != (want))                                                                \
+			failf(__LINE__, "%s = %d (%s), want %d", #call, got_, urel_strerror(got_), \
+			      (int)(want));                                                        \
+	} while (0)
+#define OK(call) EXPECT(call, 0)
+#define STEP(what)                                                                                 \
+	do {                                                                                       \
+		if (verbose)                                                                       \
+			fprintf(stderr, "rank %d: line %d: %s\n", rank, __LINE__, what);           \
+	} while (0)
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			failf(__LINE__, __VA_ARGS__);                                              \
+	} while (0)
+
+static uint8_t pattern(int origin, size_t i, int round)
+{
+	return (uint8_t)(origin * 31 + i * 7 + round * 13 + (i >> 8));
+}
+
+/* Fence: every rank puts a pattern into its right neighbour and gets its left one's window. */
+static void test_fence(struct urel_group *g, bool allocate)
+{
+	size_t len = 200000 + 123; /* several RDMA pieces, not a multiple of anything */
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint8_t *src = malloc(len), *back = malloc(len), *mem = NULL;
+	struct urel_win *w;
+
+	if (allocate) {
+		OK(urel_win_allocate(g, len, 1, (void **)&mem, &w));
+	} else {
+		mem = calloc(1, len + 8);
+		OK(urel_win_create(g, mem, len, 1, &w));
+	}
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < len; i++)
+			src[i] = pattern(rank, i, round);
+		OK(urel_win_fence(w, round ? 0 : UREL_WIN_MODE_NOPRECEDE));
+		OK(urel_win_put(w, src, len, right, 0));
+		OK(urel_win_fence(w, 0));
+		for (size_t i = 0; i < len; i++) {
+			if (mem[i] != pattern(left, i, round)) {
+				failf(__LINE__, "fence put: byte %zu is %u, want %u", i, mem[i],
+				      pattern(left, i, round));
+				break;
+			}
+		}
+		/* Read back what we put at the right neighbour. */
+		memset(back, 0, len);
+		OK(urel_win_get(w, back, len, right, 0));
+		OK(urel_win_fence(w, UREL_WIN_MODE_NOSUCCEED));
+		CHECK(!memcmp(back, src, len), "fence get: bytes differ");
+	}
+	OK(urel_win_free(w));
+	if (!allocate)
+		free(mem);
+	free(src);
+	free(back);
+}
+
+/* Displacement units: rank r's window counts in units of r + 1 eight-byte words. */
+static void test_disp_unit(struct urel_group *g)
+{
+	unsigned int unit = 8 * (unsigned int)(rank + 1);
+	uint64_t *mem = calloc(64, unit);
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint64_t v = 0xabcdef00ULL + (uint64_t)rank;
+	struct urel_win *w;
+
+	OK(urel_win_create(g, mem, 64 * unit, unit, &w));
+	OK(urel_win_fence(w, 0));
+	OK(urel_win_put(w, &v, sizeof(v), right, 3));
+	/* The last unit of the target's window fits; one unit further does not. */
+	EXPECT(urel_win_put(w, &v, sizeof(v), right, 64), UREL_WIN_ERR_RANGE);
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOSUCCEED));
+	CHECK(mem[3 * unit / 8] == 0xabcdef00ULL + (uint64_t)left, "disp unit: word %llx",
+	      (unsigned long long)mem[3 * unit / 8]);
+	OK(urel_win_free(w));
+	free(mem);
+}
+
+/* PSCW over a ring: post to the left neighbour, access the right one. */
+static void test_pscw(struct urel_group *g)
+{
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint32_t *mem, v[16];
+	struct urel_win *w;
+
+	OK(urel_win_allocate(g, sizeof(v), 4, (void **)&mem, &w));
+	STEP("allocated");
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 16; i++)
+			v[i] = (uint32_t)(rank * 1000 + round * 100 + i);
+		STEP("post");
+		OK(urel_win_post(w, &left, 1, 0));
+		STEP("start");
+		OK(urel_win_start(w, &right, 1, 0));
+		STEP("started");
+		/* Not in the access group: refused, and the epoch goes on. */
+		if (nranks > 2)
+			EXPECT(urel_win_put(w, v, 4, left, 0), UREL_WIN_ERR_SYNC);
+		EXPECT(urel_win_start(w, &right, 1, 0), UREL_WIN_ERR_SYNC); /* nested */
+		EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_SYNC);
+		OK(urel_win_put(w, v, sizeof(v), right, 0));
+		STEP("complete");
+		OK(urel_win_complete(w));
+		STEP("wait");
+		if (round == 1) {
+			int r;
+
+			while ((r = urel_win_test(w)) == 0)
+				;
+			EXPECT(r, 1);
+		} else {
+			OK(urel_win_wait(w));
+		}
+		for (int i = 0; i < 16; i++)
+			CHECK(mem[i] == (uint32_t)(left * 1000 + round * 100 + i),
+			      "pscw: word %d is %u", i, mem[i]);
+	}
+	/* Empty groups open and close epochs that involve nobody. */
+	OK(urel_win_post(w, NULL, 0, 0));
+	OK(urel_win_start(w, NULL, 0, 0));
+	OK(urel_win_complete(w));
+	OK(urel_win_wait(w));
+	EXPECT(urel_win_complete(w), UREL_WIN_ERR_SYNC); /* without start */
+	EXPECT(urel_win_wait(w), UREL_WIN_ERR_SYNC); /* without post */
+	OK(urel_win_free(w));
+}
+
+/* Accumulate: every rank adds to rank 0's arrays; the totals are exact. */
+static void test_accumulate(struct urel_group *g)
+{
+	enum {
+		N = 3000
+	}; /* more than one message of int64s */
+	struct urel_win *w;
+	int64_t *mem, add[N];
+	double dadd[4] = { 0.5, 1.5, 2.5, 3.5 };
+	uint16_t bits = (uint16_t)(1U << rank);
+	int8_t small = (int8_t)(-rank - 1);
+	size_t bytes = N * 8 + 64;
+	char *base;
+
+	OK(urel_win_allocate(g, bytes, 1, (void **)&base, &w));
+	mem = (int64_t *)base;
+	for (int i = 0; i < N; i++)
+		add[i] = i + 1;
+	OK(urel_win_lock_all(w, 0));
+	for (int it = 0; it < iters; it++) {
+		OK(urel_win_accumulate(w, add, N, UREL_WIN_INT64, 0, 0, UREL_WIN_SUM));
+		OK(urel_win_accumulate(w, dadd, 4, UREL_WIN_DOUBLE, 0, N * 8, UREL_WIN_SUM));
+		if (it % 8 == 0)
+			OK(urel_win_flush(w, 0));
+	}
+	OK(urel_win_accumulate(w, &bits, 1, UREL_WIN_UINT16, 0, N * 8 + 32, UREL_WIN_BOR));
+	OK(urel_win_accumulate(w, &small, 1, UREL_WIN_INT8, 0, N * 8 + 40, UREL_WIN_MIN));
+	OK(urel_win_unlock_all(w));
+	OK(urel_group_barrier(g));
+	if (rank == 0) {
+		double *d = (double *)(base + N * 8);
+		uint16_t b;
+		int8_t s;
+
+		for (int i = 0; i < N; i++) {
+			if (mem[i] != (int64_t)(i + 1) * iters * nranks) {
+				failf(__LINE__, "accumulate: element %d is %lld", i,
+				      (long long)mem[i]);
+				break;
+			}
+		}
+		for (int i = 0; i < 4; i++)
+			CHECK(d[i] == dadd[i] * iters * nranks, "double sum %d: %f", i, d[i]);
+		memcpy(&b, base + N * 8 + 32, 2);
+		memcpy(&s, base + N * 8 + 40, 1);
+		CHECK(b == (uint16_t)((1U << nranks) - 1), "bor: %x", b);
+		CHECK(s == -nranks, "min: %d", s);
+	}
+	OK(urel_group_barrier(g));
+	/* get_accumulate returns the value before: a fetch-and-add by messages. */
+	{
+		int32_t one[2] = { 1, 1 }, old[2];
+
+		OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 0, 0));
+		OK(urel_win_get_accumulate(w, one, old, 2, UREL_WIN_INT32, 0, N * 8 + 48,
+					   UREL_WIN_SUM));
+		CHECK(old[0] == old[1] && old[0] >= 0 && old[0] < nranks, "get_acc old %d %d",
+		      old[0], old[1]);
+		OK(urel_win_unlock(w, 0));
+	}
+	OK(urel_win_free(w));
+}
+
+/*
+ * A counter at rank 0 taken by fetch-and-op (the kernel's FADD) and by
+ * accumulate (the target's CPU atomics) at once: the total is exact and
+ * the fetched values are all distinct.
+ */
+static void test_counter(struct urel_group *g)
+{
+	struct urel_win *w;
+	uint64_t *mem, one = 1, *got = calloc((size_t)iters, 8);
+	uint64_t *all = calloc((size_t)iters * (size_t)nranks, 8);
+	uint64_t old;
+	int32_t m1 = -1, o32;
+
+	OK(urel_win_allocate(g, 64, 8, (void **)&mem, &w));
+	OK(urel_win_lock_all(w, 0));
+	for (int i = 0; i < iters; i++) {
+		OK(urel_win_fetch_and_op(w, &one, &got[i], UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM));
+		OK(urel_win_accumulate(w, &one, 1, UREL_WIN_UINT64, 0, 1, UREL_WIN_SUM));
+		OK(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_UINT64, 0, 1, UREL_WIN_SUM));
+	}
+	/* 32-bit signed through the kernel: -1 each, zero-extended operands wrap correctly. */
+	OK(urel_win_fetch_and_op(w, &m1, &o32, UREL_WIN_INT32, 0, 4, UREL_WIN_SUM));
+	OK(urel_win_unlock_all(w));
+	OK(urel_group_allgather(g, got, (size_t)iters * 8, all));
+	OK(urel_group_barrier(g));
+	if (rank == 0) {
+		uint64_t n = (uint64_t)iters * (uint64_t)nranks;
+		unsigned char *seen = calloc(n, 1);
+		int32_t c32;
+
+		CHECK(mem[0] == n, "fetch_and_op counter %llu, want %llu",
+		      (unsigned long long)mem[0], (unsigned long long)n);
+		CHECK(mem[1] == 2 * n, "mixed counter %llu, want %llu", (unsigned long long)mem[1],
+		      (unsigned long long)(2 * n));
+		for (uint64_t i = 0; i < n; i++) {
+			if (all[i] >= n || seen[all[i]]++) {
+				failf(__LINE__, "fetched value %llu twice or out of range",
+				      (unsigned long long)all[i]);
+				break;
+			}
+		}
+		memcpy(&c32, (char *)mem + 4 * 8, 4);
+		CHECK(c32 == -nranks, "int32 counter %d", c32);
+		free(seen);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	free(got);
+	free(all);
+}
+
+/* A mutex from compare-and-swap guards a non-atomic get, add, put at rank 0. */
+static void test_cas_mutex(struct urel_group *g)
+{
+	struct urel_win *w;
+	uint64_t *mem, zero = 0, me = (uint64_t)rank + 1, old, v;
+	uint32_t z32 = 0, me32 = (uint32_t)rank + 1, o32;
+	uint16_t z16 = 0, me16 = (uint16_t)(rank + 1), o16;
+	int won[2], *wins = calloc((size_t)nranks * 2, sizeof(int));
+
+	OK(urel_win_allocate(g, 64, 1, (void **)&mem, &w));
+	OK(urel_win_lock_all(w, 0));
+	STEP("locked all");
+	for (int i = 0; i < iters; i++) {
+		STEP("acquire");
+		do
+			OK(urel_win_compare_and_swap(w, &me, &zero, &old, UREL_WIN_UINT64, 0, 0));
+		while (old != 0 && !failures);
+		OK(urel_win_get(w, &v, 8, 0, 8));
+		OK(urel_win_flush(w, 0));
+		v++;
+		OK(urel_win_put(w, &v, 8, 0, 8));
+		OK(urel_win_flush(w, 0));
+		OK(urel_win_fetch_and_op(w, &zero, &old, UREL_WIN_UINT64, 0, 0, UREL_WIN_REPLACE));
+		CHECK(old == me, "mutex held by %llu while we held it", (unsigned long long)old);
+		STEP("released");
+	}
+	/* One CAS each from 0: exactly one rank wins, and the word names it. */
+	OK(urel_win_compare_and_swap(w, &me32, &z32, &o32, UREL_WIN_UINT32, 0, 16)); /* kernel */
+	OK(urel_win_compare_and_swap(w, &me16, &z16, &o16, UREL_WIN_UINT16, 0, 24)); /* message */
+	OK(urel_win_unlock_all(w));
+	won[0] = o32 == 0;
+	won[1] = o16 == 0;
+	OK(urel_group_allgather(g, won, sizeof(won), wins));
+	OK(urel_group_barrier(g));
+	if (rank == 0) {
+		int n32 = 0, n16 = 0, who32 = -1, who16 = -1;
+		uint16_t w16;
+		uint32_t w32;
+
+		for (int r = 0; r < nranks; r++) {
+			n32 += wins[2 * r];
+			n16 += wins[2 * r + 1];
+			who32 = wins[2 * r] ? r : who32;
+			who16 = wins[2 * r + 1] ? r : who16;
+		}
+		memcpy(&w32, (char *)mem + 16, 4);
+		memcpy(&w16, (char *)mem + 24, 2);
+		CHECK(mem[1] == (uint64_t)iters * (uint64_t)nranks, "mutex-guarded count %llu",
+		      (unsigned long long)mem[1]);
+		CHECK(n32 == 1 && w32 == (uint32_t)who32 + 1, "32-bit CAS: %d winners, word %u",
+		      n32, w32);
+		CHECK(n16 == 1 && w16 == (uint16_t)(who16 + 1), "16-bit CAS: %d winners, word %u",
+		      n16, w16);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	free(wins);
+}
+
+/*
+ * Exclusive locks: read-modify-write of a pair (a, b) at the last rank,
+ * written together; shared-lock readers must always see a == b.
+ */
+static void test_locks(struct urel_group *g)
+{
+	int target = nranks - 1;
+	struct urel_win *w;
+	uint64_t *mem, pair[2];
+
+	OK(urel_win_allocate(g, 64, 1, (void **)&mem, &w));
+	for (int i = 0; i < iters; i++) {
+		OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, target, 0));
+		OK(urel_win_get(w, pair, 16, target, 0));
+		OK(urel_win_flush(w, target));
+		CHECK(pair[0] == pair[1], "exclusive: torn pair %llu %llu",
+		      (unsigned long long)pair[0], (unsigned long long)pair[1]);
+		pair[0]++;
+		OK(urel_win_put(w, &pair[0], 8, target, 0));
+		OK(urel_win_flush(w, target));
+		pair[1]++;
+		OK(urel_win_put(w, &pair[1], 8, target, 8));
+		OK(urel_win_unlock(w, target));
+
+		OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, target, 0));
+		OK(urel_win_get(w, pair, 16, target, 0));
+		OK(urel_win_unlock(w, target));
+		CHECK(pair[0] == pair[1], "shared: torn pair %llu %llu",
+		      (unsigned long long)pair[0], (unsigned long long)pair[1]);
+	}
+	/* Lock to self, and locks on every target at once. */
+	OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, rank, 0));
+	pair[0] = 7;
+	OK(urel_win_put(w, pair, 8, rank, 32));
+	OK(urel_win_unlock(w, rank));
+	for (int r = 0; r < nranks; r++)
+		OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, r, 0));
+	for (int r = nranks - 1; r >= 0; r--)
+		OK(urel_win_unlock(w, r));
+	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, target, 0)); /* no operations */
+	OK(urel_win_unlock(w, target));
+	OK(urel_group_barrier(g));
+	if (rank == target)
+		CHECK(mem[0] == (uint64_t)iters * (uint64_t)nranks && mem[1] == mem[0],
+		      "locked count %llu %llu", (unsigned long long)mem[0],
+		      (unsigned long long)mem[1]);
+	CHECK(mem[4] == 7, "lock to self: put lost");
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
+/* Dynamic windows: attach two regions, learn the neighbour's addresses, access them. */
+static void test_dynamic(struct urel_group *g)
+{
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint64_t *a = calloc(512, 8), *b = calloc(512, 8), addrs[2], *all, v[4], got[4];
+	struct urel_win *w;
+
+	all = calloc((size_t)nranks * 2, 8);
+	OK(urel_win_create_dynamic(g, &w));
+	OK(urel_win_attach(w, a, 512 * 8));
+	OK(urel_win_attach(w, b, 512 * 8));
+	EXPECT(urel_win_attach(w, a + 8, 16), -EEXIST);
+	addrs[0] = (uintptr_t)a;
+	addrs[1] = (uintptr_t)b;
+	OK(urel_group_allgather(g, addrs, sizeof(addrs), all));
+	for (int i = 0; i < 4; i++)
+		v[i] = (uint64_t)rank << 32 | (uint64_t)i;
+	OK(urel_win_lock_all(w, 0));
+	OK(urel_win_put(w, v, sizeof(v), right, all[2 * right] + 8));
+	OK(urel_win_accumulate(w, v, 4, UREL_WIN_UINT64, right, all[2 * right + 1] + 64,
+			       UREL_WIN_SUM));
+	/* Outside every region (below the first), and spanning past a region's end. */
+	EXPECT(urel_win_put(w, v, 8, right, all[2 * right] - 4096), UREL_WIN_ERR_ATTACH);
+	EXPECT(urel_win_put(w, v, 16, right, all[2 * right] + 512 * 8 - 8), UREL_WIN_ERR_ATTACH);
+	EXPECT(urel_win_accumulate(w, v, 2, UREL_WIN_UINT64, right, all[2 * right] + 512 * 8 - 8,
+				   UREL_WIN_SUM),
+	       UREL_WIN_ERR_ATTACH);
+	OK(urel_win_flush(w, right));
+	OK(urel_win_get(w, got, sizeof(got), right, all[2 * right] + 8));
+	OK(urel_win_unlock_all(w));
+	CHECK(!memcmp(got, v, sizeof(v)), "dynamic get");
+	OK(urel_group_barrier(g));
+	for (int i = 0; i < 4; i++) {
+		CHECK(a[1 + i] == ((uint64_t)left << 32 | (uint64_t)i), "dynamic put %d", i);
+		CHECK(b[8 + i] == ((uint64_t)left << 32 | (uint64_t)i), "dynamic acc %d", i);
+	}
+	OK(urel_group_barrier(g));
+	EXPECT(urel_win_detach(w, a + 1), UREL_WIN_ERR_ATTACH);
+	OK(urel_win_detach(w, a));
+	OK(urel_win_detach(w, b));
+	OK(urel_win_free(w));
+	free(a);
+	free(b);
+	free(all);
+}
+
+/* Every misuse is refused with its own error and leaves the window usable as before. */
+static void test_misuse(struct urel_group *g)
+{
+	int right = (rank + 1) % nranks;
+	uint64_t v = 1, r;
+	double d = 1.0, dr;
+	struct urel_win *w;
+	void *mem;
+
+	OK(urel_win_allocate(g, 64, 8, &mem, &w));
+	EXPECT(urel_win_put(w, &v, 8, right, 0), UREL_WIN_ERR_SYNC); /* no epoch */
+	EXPECT(urel_win_put(w, &v, 8, UREL_WIN_RANK_NULL, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_unlock(w, right), UREL_WIN_ERR_SYNC); /* unlock without lock */
+	EXPECT(urel_win_unlock_all(w), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_flush(w, right), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_attach(w, &v, 8), UREL_WIN_ERR_FLAVOR);
+	EXPECT(urel_win_detach(w, &v), UREL_WIN_ERR_FLAVOR);
+	EXPECT(urel_win_lock(w, 3, right, 0), -EINVAL);
+
+	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0));
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_SYNC); /* twice */
+	EXPECT(urel_win_lock_all(w, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_start(w, &right, 1, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_fence(w, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_free(w), UREL_WIN_ERR_SYNC); /* in an epoch */
+	if (nranks > 2)
+		EXPECT(urel_win_put(w, &v, 8, (rank + 2) % nranks, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_put(w, &v, 8, right, 8), UREL_WIN_ERR_RANGE); /* disp 8 * unit 8 = 64 */
+	EXPECT(urel_win_get(w, &v, 16, right, 7), UREL_WIN_ERR_RANGE);
+	EXPECT(urel_win_accumulate(w, &v, 1, UREL_WIN_UINT64, right, 8, UREL_WIN_SUM),
+	       UREL_WIN_ERR_RANGE);
+	EXPECT(urel_win_compare_and_swap(w, &d, &d, &dr, UREL_WIN_DOUBLE, right, 0),
+	       UREL_WIN_ERR_TYPE);
+	EXPECT(urel_win_accumulate(w, &d, 1, UREL_WIN_DOUBLE, right, 0, UREL_WIN_BXOR),
+	       UREL_WIN_ERR_TYPE);
+	EXPECT(urel_win_accumulate(w, &v, 1, UREL_WIN_UINT64, right, 0, UREL_WIN_NO_OP), -EINVAL);
+	EXPECT(urel_win_put(w, &v, 8, nranks, 0), -EINVAL);
+	/* Null target and zero count: done at once. */
+	OK(urel_win_put(w, &v, 8, UREL_WIN_RANK_NULL, 0));
+	OK(urel_win_get(w, &v, 8, UREL_WIN_RANK_NULL, 0));
+	OK(urel_win_accumulate(w, &v, 1, UREL_WIN_UINT64, UREL_WIN_RANK_NULL, 0, UREL_WIN_SUM));
+	OK(urel_win_put(w, &v, 0, right, 0));
+	OK(urel_win_accumulate(w, &v, 0, UREL_WIN_UINT64, right, 0, UREL_WIN_SUM));
+	/* Nothing changed: the lock is still held and works. */
+	v = 5;
+	OK(urel_win_fetch_and_op(w, &v, &r, UREL_WIN_UINT64, right, 1, UREL_WIN_SUM));
+	OK(urel_win_unlock(w, right));
+	EXPECT(urel_win_unlock(w, right), UREL_WIN_ERR_SYNC);
+
+	OK(urel_win_lock_all(w, 0));
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_lock_all(w, 0), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_start(w, &right, 1, 0), UREL_WIN_ERR_SYNC);
+	OK(urel_win_unlock_all(w));
+
+	OK(urel_win_fence(w, 0));
+	OK(urel_win_put(w, &v, 8, right, 0));
+	EXPECT(urel_win_fence(w, UREL_WIN_MODE_NOPRECEDE), UREL_WIN_ERR_SYNC);
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_SYNC);
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOSUCCEED));
+	EXPECT(urel_win_complete(w), UREL_WIN_ERR_SYNC);
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
+int main(int argc, char **argv)
+{
+	const char *ip = getenv("UREL_ADDR") ? getenv("UREL_ADDR") : "127.0.0.1";
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct urel_device *dev;
+	struct urel_group *world;
+	struct urel_job *job;
+	struct urel_msg *m;
+	struct urel_ep *ep;
+	int ret, total = 0;
+
+	iters = argc > 1 ? atoi(argv[1]) : 50;
+	if (iters < 1 || inet_pton(AF_INET, ip, &sin.sin_addr) != 1) {
+		fprintf(stderr, "usage: mpirun -np N osc_job [ITERS]\n");
+		return 2;
+	}
+	if ((ret = urel_device_open(NULL, &dev)) ||
+	    (ret = urel_ep_create(dev, (struct sockaddr *)&sin, sizeof(sin), NULL, &ep)) ||
+	    (ret = urel_msg_open(ep, NULL, &m)) || (ret = urel_job_init_pmix(m, &job)) ||
+	    (ret = urel_group_world(job, UREL_TAG_1, &world))) {
+		fprintf(stderr, "osc_job: setup (start with mpirun): %s\n", urel_strerror(ret));
+		return 1;
+	}
+	rank = urel_group_rank(world);
+	nranks = urel_group_size(world);
+	static const struct {
+		const char *name;
+		void (*fn)(struct urel_group *g);
+	} cases[] = {
+		{ "misuse", test_misuse },   { "disp_unit", test_disp_unit },
+		{ "pscw", test_pscw },	     { "dynamic", test_dynamic },
+		{ "counter", test_counter }, { "cas_mutex", test_cas_mutex },
+		{ "locks", test_locks },     { "accumulate", test_accumulate },
+	};
+	verbose = getenv("OSC_JOB_VERBOSE") != NULL;
+	if (verbose)
+		fprintf(stderr, "rank %d: fence\n", rank);
+	test_fence(world, true);
+	test_fence(world, false);
+	if (rank == 0)
+		printf("osc_job: fence: %s\n", failures ? "FAIL" : "ok");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int before = failures;
+
+		if (verbose)
+			fprintf(stderr, "rank %d: %s\n", rank, cases[i].name);
+		cases[i].fn(world);
+		if (rank == 0)
+			printf("osc_job: %s: %s\n", cases[i].name,
+			       failures > before ? "FAIL" : "ok");
+		fflush(stdout);
+	}
+	/* Everyone's verdict: a rank that failed fails the job on every rank's line. */
+	{
+		int *all = calloc((size_t)nranks, sizeof(int));
+
+		OK(urel_group_allgather(world, &failures, sizeof(failures), all));
+		for (int r = 0; r < nranks; r++)
+			total += all[r];
+		free(all);
+	}
+	if (rank == 0 && !total)
+		printf("osc_job: %d ranks, %d iterations: ok\n", nranks, iters);
+	urel_group_free(world);
+	urel_job_fini(job);
+	urel_msg_close(m);
+	urel_ep_destroy(ep);
+	urel_device_close(dev);
+	return total ? 1 : 0;
+}
