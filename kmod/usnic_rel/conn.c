@@ -141,14 +141,20 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 /**
  * usnic_rel_conn_tx_grow() - more slots for @chan's send window
  * @peer: the peer
- * @chan: the channel, whose push found all slots taken (-ENOBUFS)
+ * @chan: the channel, about to push a packet
  *
- * Process context, under tx_lock (which keeps every other grower and the
- * reaper out) and not under conn->lock: allocates, then installs the new
- * slots under the lock. The caller re-checks the connection after.
+ * Process context, under tx_lock (which keeps every other grower, every
+ * other push and the reaper out) and not under conn->lock: allocates, then
+ * installs the new slots under the lock. Senders call it before they
+ * allocate the packet, so that a retry after either allocation failed
+ * keeps what the other got: under memory pressure where every other
+ * allocation fails, a retry that needed both at once would never succeed.
+ * Slots it installed stay until the push (nothing else pushes meanwhile).
  *
- * Return: 0 (push again), -ENOSPC (no memory now, but packets are in
- * flight: their ACKs make room, wait for them) or -ENOMEM.
+ * Return: 0 (the next push has a slot, or the protocol window is full),
+ * -ENOSPC (no memory now, but packets of @chan are in flight: their ACKs
+ * make room and run the sender again) or -ENOMEM (nothing in flight: the
+ * caller must retry by itself, usnic_rel_send_retry_later()).
  */
 int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan)
 {
@@ -166,7 +172,8 @@ int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan)
 	spin_unlock_bh(&conn->lock);
 	if (!cap)
 		return 0;
-	if (usnic_rel_txwin_arrays_alloc(cap, &slots, &pkts,
+	if (usnic_rel_fault_tx_window_nomem(ep) || usnic_rel_fault_nomem(ep) ||
+	    usnic_rel_txwin_arrays_alloc(cap, &slots, &pkts,
 					 GFP_KERNEL_ACCOUNT | __GFP_NOWARN)) {
 		usnic_rel_count(ep, USNIC_REL_CNT_WIN_NO_MEMORY, 1);
 		spin_lock_bh(&conn->lock);

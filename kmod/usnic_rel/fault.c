@@ -7,15 +7,17 @@
  * does the endpoint's teardown. Rates are in parts per million; each file
  * refuses values above 1000000 with -EINVAL. ep<N>/fault_nomem_every = N
  * makes every Nth allocation of the send path (a packet, a parked send, an
- * answer to a one-sided request) fail as if memory were short (0: never).
+ * answer to a one-sided request, a send window's slots) fail as if memory
+ * were short (0: never).
  * ep<N>/fault_pin_hold = 1 stops every REG_MR for the endpoint after it
  * pinned its first pages, until the knob is set back to 0 (or the caller
  * gets a fatal signal), so that a test can show what does not wait behind
  * pinning; ep<N>/fault's pin_held says how many wait.
  * On the receive side, fault_window_nomem_next = N makes the next N growths
  * of a receive window fail as if memory ran out (it reads back how many are
- * left): exactly N, so that a test knows what it caused. ep<N>/fault counts
- * what was done. Dropped,
+ * left): exactly N, so that a test knows what it caused;
+ * fault_tx_window_nomem_next = N does the same to the growths of the
+ * endpoint's send windows. ep<N>/fault counts what was done. Dropped,
  * duplicated and reordered packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
@@ -113,6 +115,17 @@ bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
 	return true;
 }
 
+/* Process context, under tx_lock: should this send window growth fail? */
+bool usnic_rel_fault_tx_window_nomem(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	if (atomic_dec_if_positive(&f->tx_window_nomem_next) < 0)
+		return false;
+	atomic64_inc(&f->tx_window_nomem);
+	return true;
+}
+
 /* True when the send path's next allocation is to fail. */
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep)
 {
@@ -200,12 +213,13 @@ static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\npin_held %d\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\ntx_window_nomem %lld\npin_held %d\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
 		   (long long)atomic64_read(&f->reordered),
 		   (long long)atomic64_read(&f->nomem),
 		   (long long)atomic64_read(&f->window_nomem),
+		   (long long)atomic64_read(&f->tx_window_nomem),
 		   atomic_read(&f->pin_held));
 	return 0;
 }
@@ -224,6 +238,9 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &f->reorder_ppm, &usnic_rel_fault_rate_fops);
 	debugfs_create_file_unsafe("fault_window_nomem_next", 0600, ep->debugfs,
 				   &f->window_nomem_next,
+				   &usnic_rel_fault_next_fops);
+	debugfs_create_file_unsafe("fault_tx_window_nomem_next", 0600,
+				   ep->debugfs, &f->tx_window_nomem_next,
 				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
 				   &f->nomem_every, &usnic_rel_fault_every_fops);

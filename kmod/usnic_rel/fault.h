@@ -4,7 +4,8 @@
  * debugfs (ep<N>/fault_drop, fault_duplicate, fault_reorder, in parts per
  * million) so that loss recovery can be tested without netem, and
  * allocation failures on the send path (ep<N>/fault_nomem_every) and in
- * receive window growth (ep<N>/fault_window_nomem_next), and a registration
+ * receive window growth (ep<N>/fault_window_nomem_next) and send window
+ * growth (ep<N>/fault_tx_window_nomem_next), and a registration
  * held part-way through pinning (ep<N>/fault_pin_hold).
  */
 #ifndef _USNIC_REL_FAULT_H
@@ -24,6 +25,7 @@ struct usnic_rel_fault {
 	u32 duplicate_ppm;
 	u32 reorder_ppm;
 	atomic_t window_nomem_next;	/* so many receive window growths fail */
+	atomic_t tx_window_nomem_next;	/* so many send window growths fail */
 	struct usnic_rel_fault_held *held;	/* sent after the next one (tx_lock) */
 	u32 nomem_every;		/* fail every Nth send-path allocation */
 	atomic_t nomem_seen;		/* allocations counted for nomem_every */
@@ -32,6 +34,7 @@ struct usnic_rel_fault {
 	atomic64_t duplicated;
 	atomic64_t reordered;
 	atomic64_t window_nomem;
+	atomic64_t tx_window_nomem;
 	u32 pin_hold;			/* REG_MR waits after its first pages */
 	atomic_t pin_held;		/* registrations waiting on pin_hold */
 };
@@ -41,6 +44,7 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_tx_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);
 int usnic_rel_fault_pin_wait(struct usnic_rel_ep *ep);
 void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep);

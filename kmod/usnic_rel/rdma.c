@@ -566,6 +566,17 @@ again:
 		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
+	if (usnic_rel_txwin_grow_cap(&c->tx)) {
+		/*
+		 * A slot before the packet: when one of the two allocations
+		 * fails, the retry keeps the other (usnic_rel_conn_tx_grow()).
+		 */
+		spin_unlock_bh(&conn->lock);
+		ret = usnic_rel_conn_tx_grow(peer, chan);
+		if (!ret)
+			goto again;
+		goto owed;
+	}
 	hlen = usnic_rel_wire_hdr_len(r->type);
 	frag = usnic_rel_rdma_resp_frag(ep, chan, r);
 	if (hlen + frag > room) {
@@ -596,10 +607,8 @@ again:
 	b->len = hlen + frag;
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret) {
+		/* The window is full: an ACK making room runs this again. */
 		spin_unlock_bh(&conn->lock);
-		/* Slots taken but the window has room: grow, look again. */
-		if (ret == -ENOBUFS && !usnic_rel_conn_tx_grow(peer, chan))
-			goto again;
 		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
@@ -636,6 +645,17 @@ again:
 	usnic_rel_txbuf_put(ep, b);
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return true;
+
+owed:
+	/*
+	 * The window could not grow. -ENOSPC: packets of @chan are in flight,
+	 * the ACK that frees one runs this again. -ENOMEM: nothing is, so no
+	 * ACK will: the answer stays owed, try again soon.
+	 */
+	if (ret == -ENOMEM)
+		usnic_rel_send_retry_later(ep);
+	usnic_rel_txbuf_put(ep, b);
+	return false;
 }
 
 /*

@@ -181,6 +181,13 @@ static int usnic_rel_send_packet(struct usnic_rel_ep *ep,
 			   usnic_rel_rdma_frag_max(ep, chan, type));
 		advance = frag;
 	}
+	/*
+	 * A slot before the packet: when one of the two allocations fails,
+	 * the retry keeps the other (usnic_rel_conn_tx_grow()).
+	 */
+	ret = usnic_rel_conn_tx_grow(peer, chan);
+	if (ret)
+		return ret;
 	b = usnic_rel_fault_nomem(ep) ? NULL :
 	    usnic_rel_txbuf_alloc(ep, hlen + frag, GFP_KERNEL_ACCOUNT);
 	if (!b)
@@ -219,7 +226,7 @@ relock:
 	}
 	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret == -ENOBUFS) {
-		/* The window may hold more than it has slots for: grow it. */
+		/* Not after the growth above, under tx_lock; just in case. */
 		spin_unlock_bh(&conn->lock);
 		ret = usnic_rel_conn_tx_grow(peer, chan);
 		if (!ret)

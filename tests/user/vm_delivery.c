@@ -13,17 +13,26 @@
  *   remove    The same when the sender removes the peer and inserts it again
  *             (same handle) after the receiver restarted: -ECANCELED.
  *   nomem     Every Nth allocation of the sender's send path, and of the
- *             target's answers, fails (debugfs fault_nomem_every) while
- *             multi-fragment messages and PUTs go out: every send completes successfully (retried),
- * every message arrives intact and in order, every PUT lands, with so few receive buffers and CQ
- * slots that one leak would stall the run. slow      One sender, a peer S that never returns
- * receive buffers and a peer F that does: F gets all its messages while S is alive, and the sends
- * to S complete with -ECANCELED when S is removed. Prints F's time alone and beside S (same run; no
- * threshold). doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only when it sees
- * NEED_DOORBELL after returning a buffer, against a sender that reorders: every message arrives,
- * nothing hangs. cqfull  A receiver with a 16-entry CQ left full until NEED_DOORBELL is set, with
- * packets in the backlog behind it (debugfs), then drained with DB_RX only on the flag: every
- * message arrives exactly once, in order.
+ *             target's answers, fails (debugfs fault_nomem_every: packets,
+ *             parked sends and send window growth alike), and the first
+ *             growths of both send windows fail (fault_tx_window_nomem_next),
+ *             while multi-fragment messages and PUTs go out: every send
+ *             completes successfully (retried), every message arrives intact
+ *             and in order, every PUT lands, with so few receive buffers and
+ *             CQ slots that one leak would stall the run. With every 2nd
+ *             allocation failing, a retry that needs a packet and window
+ *             slots at once never succeeds: a sender keeps what it got.
+ *   slow      One sender, a peer S that never returns receive buffers and a
+ *             peer F that does: F gets all its messages while S is alive, and
+ *             the sends to S complete with -ECANCELED when S is removed.
+ *             Prints F's time alone and beside S (same run; no threshold).
+ *   doorbell  A receiver with two buffers that rings USNIC_REL_DB_RX only
+ *             when it sees NEED_DOORBELL after returning a buffer, against a
+ *             sender that reorders: every message arrives, nothing hangs.
+ *   cqfull    A receiver with a 16-entry CQ left full until NEED_DOORBELL is
+ *             set, with packets in the backlog behind it (debugfs), then
+ *             drained with DB_RX only on the flag: every message arrives
+ *             exactly once, in order.
  *
  * Usage: vm_delivery [CASE...] (default: all).
  */
@@ -361,6 +370,8 @@ static void check_remove(void)
 #define NOMEM_ROUNDS 12
 #define NOMEM_BATCH 6
 #define NOMEM_PUTS 3
+/* Send window growths that fail first, on each side. */
+#define NOMEM_TX_WINDOW 3
 
 static void check_nomem(void)
 {
@@ -390,6 +401,8 @@ static void check_nomem(void)
 	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 3), 0);
 	/* The target's answers to the PUTs too. */
 	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 2), 0);
+	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "tx_window_nomem_next", NOMEM_TX_WINDOW), 0);
+	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "tx_window_nomem_next", NOMEM_TX_WINDOW), 0);
 
 	for (int round = 0; round < NOMEM_ROUNDS; round++) {
 		uint32_t slot = 64 * 1024, base = id, put_len = 6 * mtu + 11;
@@ -424,6 +437,16 @@ static void check_nomem(void)
 				URT_CHECK(!"nomem round finished in time");
 				printf("  round %d: %d sends pending, message %u expected\n", round,
 				       pending, next_rx);
+				/* Still failing allocations now: a retry that never succeeds. */
+				for (int k = 0; k < 2; k++) {
+					printf("  sender: nomem %lld window_no_memory %lld; "
+					       "target: nomem %lld window_no_memory %lld\n",
+					       urt_fault_count(&tx, "nomem"),
+					       urt_counter(tx.info.debug_id, "window_no_memory"),
+					       urt_fault_count(&rx, "nomem"),
+					       urt_counter(rx.info.debug_id, "window_no_memory"));
+					usleep(200 * 1000);
+				}
 				goto out;
 			}
 			while (cq_take(&tx, &cqe)) {
@@ -453,11 +476,19 @@ static void check_nomem(void)
 				}
 	}
 out:
-	printf("  %u messages, %d PUTs; allocations failed: %lld\n", next_rx - 1,
-	       NOMEM_ROUNDS * NOMEM_PUTS, urt_fault_count(&tx, "nomem"));
+	printf("  %u messages, %d PUTs; allocations failed: %lld (sender), %lld (target); "
+	       "send window growths failed: %lld (sender), %lld (target)\n",
+	       next_rx - 1, NOMEM_ROUNDS * NOMEM_PUTS, urt_fault_count(&tx, "nomem"),
+	       urt_fault_count(&rx, "nomem"), urt_fault_count(&tx, "tx_window_nomem"),
+	       urt_fault_count(&rx, "tx_window_nomem"));
 	URT_CHECK(urt_fault_count(&tx, "nomem") > 0);
 	URT_CHECK_EQ(next_rx, id);
 	URT_CHECK(urt_fault_count(&rx, "nomem") > 0);
+	/* Each side's send window could not grow when it first had to, and more. */
+	URT_CHECK_EQ(urt_fault_count(&tx, "tx_window_nomem"), NOMEM_TX_WINDOW);
+	URT_CHECK_EQ(urt_fault_count(&rx, "tx_window_nomem"), NOMEM_TX_WINDOW);
+	URT_CHECK(urt_counter(tx.info.debug_id, "window_no_memory") >= NOMEM_TX_WINDOW);
+	URT_CHECK(urt_counter(rx.info.debug_id, "window_no_memory") >= NOMEM_TX_WINDOW);
 	URT_CHECK_EQ(urt_fault_set(tx.info.debug_id, "nomem_every", 0), 0);
 	URT_CHECK_EQ(urt_fault_set(rx.info.debug_id, "nomem_every", 0), 0);
 	URT_CHECK_EQ(urt_counter(rx.info.debug_id, "rx_msg_aborted"), 0);
