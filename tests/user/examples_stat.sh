@@ -111,10 +111,13 @@ diff -u "$out/ep.sysfs" "$out/ep.stat" || fail "$ep counters differ from sysfs"
 	fail "$ep received fewer than 20 messages"
 grep -q "^$ep: 10.78.0.1:18305 pid $(cat "$epdir/pid") incarnation $(cat "$epdir/incarnation") mtu_cmd " \
 	"$out/stat.txt" || fail "$ep attributes"
-sed 's/^/    /' /sys/kernel/debug/usnic_rel/"$ep"/peers >"$out/peers.debugfs"
+# last_rx_ms is an age: it moves between the two reads.
+age='s/ last_rx_ms [0-9]*/ last_rx_ms N/'
+sed -e 's/^/    /' -e "$age" /sys/kernel/debug/usnic_rel/"$ep"/peers >"$out/peers.debugfs"
 awk -v head="$ep:" '/^[^ ]/ { on = index($0, head) == 1; next }
-	on && /^    (peer|  chan) /' "$out/stat.txt" >"$out/peers.stat"
+	on && /^    (peer|  chan|  handshake) /' "$out/stat.txt" | sed "$age" >"$out/peers.stat"
 [ -s "$out/peers.stat" ] || fail "no peers shown for $ep"
+grep -q '^      handshake paired ' "$out/peers.stat" || fail "no pairing state shown for $ep"
 diff -u "$out/peers.debugfs" "$out/peers.stat" || fail "$ep peers differ from debugfs"
 kill "${pids[0]}"
 
