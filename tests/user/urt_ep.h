@@ -50,27 +50,16 @@ static inline void urt_ep_unmap(struct urt_ep *ep)
 	}
 }
 
-/*
- * Create an endpoint on @fd bound to @ip:@port with receive buffers of
- * @rx_buf_size bytes (0: the default) and map all its regions.
- */
-static inline int urt_ep_create_rx(int fd, int family, const char *ip, uint16_t port,
-				   uint32_t rx_buf_size, struct urt_ep *ep)
+/* Create the endpoint @ep->info describes on @ep->fd and map all its regions. */
+static inline int urt_ep_create_info(struct urt_ep *ep)
 {
-	int ret;
+	int ret = urt_ioctl(ep->fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
 
-	memset(ep, 0, sizeof(*ep));
-	ep->fd = fd;
-	ep->info.size = sizeof(ep->info);
-	ep->info.rx_buf_size = rx_buf_size;
-	if (urt_addr(&ep->info.addr, family, ip, port))
-		return -EINVAL;
-	ret = urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
 	if (ret)
 		return ret;
 	for (int i = 0; i < USNIC_REL_NR_REGIONS; i++) {
 		void *p = mmap(NULL, ep->info.region[i].size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, (off_t)ep->info.region[i].offset);
+			       ep->fd, (off_t)ep->info.region[i].offset);
 
 		if (p == MAP_FAILED) {
 			ret = -errno;
@@ -80,6 +69,22 @@ static inline int urt_ep_create_rx(int fd, int family, const char *ip, uint16_t 
 		ep->region[i] = p;
 	}
 	return 0;
+}
+
+/*
+ * Create an endpoint on @fd bound to @ip:@port with receive buffers of
+ * @rx_buf_size bytes (0: the default) and map all its regions.
+ */
+static inline int urt_ep_create_rx(int fd, int family, const char *ip, uint16_t port,
+				   uint32_t rx_buf_size, struct urt_ep *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = fd;
+	ep->info.size = sizeof(ep->info);
+	ep->info.rx_buf_size = rx_buf_size;
+	if (urt_addr(&ep->info.addr, family, ip, port))
+		return -EINVAL;
+	return urt_ep_create_info(ep);
 }
 
 /* Create an endpoint on @fd bound to @ip:@port and map all its regions. */

@@ -196,21 +196,10 @@ static int ep_create(int fd, uint16_t port, uint32_t rx_bufs, struct urt_ep *ep)
 	ep->info.staging_size = 65536;
 	if (urt_addr(&ep->info.addr, AF_INET, "127.0.0.1", port))
 		return -EINVAL;
-	int ret = urt_ioctl(fd, USNIC_REL_IOC_CREATE_EP, &ep->info);
+	int ret = urt_ep_create_info(ep);
 
 	if (ret)
 		return ret;
-	for (int i = 0; i < USNIC_REL_NR_REGIONS; i++) {
-		void *p = mmap(NULL, ep->info.region[i].size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, (off_t)ep->info.region[i].offset);
-
-		if (p == MAP_FAILED) {
-			ret = -errno;
-			urt_ep_unmap(ep);
-			return ret;
-		}
-		ep->region[i] = p;
-	}
 	urt_post_all_rx(ep);
 	return 0;
 }
