@@ -126,7 +126,8 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 	while (done < max) {
 		if (ep->prog_head == ep->prog_count) {
 			n = urel_ep_poll_cq(ep, ep->prog_batch,
-					    max - done < UREL_CQ_BATCH ? max - done : UREL_CQ_BATCH);
+					    max - done < UREL_CQ_BATCH ? max - done
+								       : UREL_CQ_BATCH);
 			if (n <= 0) {
 				err = n;
 				break;
