@@ -259,6 +259,8 @@ int urel_ep_set_recv_handler(struct urel_ep *ep, urel_recv_fn fn, void *arg);
  * Drain up to @max completions (0: one batch) of @ep and dispatch each: sends
  * and RDMA to the urel_request their context points to (NULL: nothing),
  * receives to the receive handler. Returns how many were dispatched.
+ * One thread at a time dispatches, in ring order; a concurrent caller
+ * returns 0 once the other is done (or after a millisecond).
  */
 int urel_ep_progress(struct urel_ep *ep, unsigned int max);
 
