@@ -281,6 +281,8 @@ static bool urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hd
 		if (r)
 			urel_osc_on_region(w, wi, r);
 		return true;
+	case UREL_OSC_PING:
+		return true;
 	case UREL_OSC_REGION_ACK:
 		if (t->region_done)
 			return false;
