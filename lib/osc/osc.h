@@ -207,6 +207,10 @@ struct urel_osc_ctx {
 	uint32_t max_am; /* bytes of an active message on the data channel */
 	uint32_t max_rdma; /* bytes of one put or get */
 	uint64_t dropped; /* malformed or stray messages */
+	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
+	pthread_t thread;
+	bool thread_on;
+	bool stop; /* atomic: the thread ends */
 };
 
 /* ctx.c */
