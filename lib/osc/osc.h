@@ -226,8 +226,8 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
 
 /* target.c: the target side of every message */
-void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len);
+int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len);
 /* Where @len bytes at @disp of this rank's window are, or an error; under c->lock. */
 int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void **p);
 /*

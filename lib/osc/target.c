@@ -307,8 +307,8 @@ static void urel_osc_send_replies(struct urel_osc_ctx *c, struct urel_osc_reply 
 	}
 }
 
-void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len)
+int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len)
 {
 	struct urel_osc_ctx *ctx = arg;
 	struct urel_osc_reply *replies = NULL, **tail = &replies;
@@ -331,6 +331,7 @@ void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 out:
 	if (!ok)
 		__atomic_fetch_add(&ctx->dropped, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int urel_osc_self_lock(struct urel_win *w, int type)
