@@ -93,6 +93,7 @@ struct urel_osc_lockreq {
 	int type; /* UREL_WIN_LOCK_* */
 	int origin; /* group rank */
 	uint64_t cookie;
+	void *grant; /* target.c: the LOCK_ACK to a remote origin, allocated with the request */
 };
 
 struct urel_osc_lockmgr {
@@ -207,6 +208,7 @@ struct urel_osc_ctx {
 	uint32_t max_am; /* bytes of an active message on the data channel */
 	uint32_t max_rdma; /* bytes of one put or get */
 	uint64_t dropped; /* malformed or stray messages */
+	uint64_t deferred; /* requests left for a later try: no memory */
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
 	pthread_t thread;
 	bool thread_on;

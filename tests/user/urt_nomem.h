@@ -3,9 +3,9 @@
  * Allocation failures on demand for tests linked with
  * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
  * (the Makefile does so for tests named vm_nomem_*): every allocation of the
- * library and the test goes through these wrappers, and while a thread has
- * armed them, about one in urt_nomem_every fails (a fixed pseudo-random
- * sequence per process, so a failure found can be found again).
+ * library and the test goes through these wrappers, and while the process
+ * has armed them (every thread, a progress thread's too), about one in
+ * urt_nomem_every fails (a pseudo-random sequence seeded per process).
  */
 #ifndef URT_NOMEM_H
 #define URT_NOMEM_H
@@ -23,7 +23,7 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 int __wrap_posix_memalign(void **p, size_t align, size_t size);
 
-static _Thread_local int urt_nomem_armed;
+static int urt_nomem_armed; /* atomic */
 static unsigned int urt_nomem_every = 4;
 static uint64_t urt_nomem_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t urt_nomem_failed; /* atomic: allocations refused */
@@ -37,7 +37,7 @@ static inline int urt_nomem_fail(void)
 {
 	uint64_t x;
 
-	if (!urt_nomem_armed)
+	if (!__atomic_load_n(&urt_nomem_armed, __ATOMIC_RELAXED))
 		return 0;
 	/* xorshift64; a racy update only changes which calls fail. */
 	x = __atomic_load_n(&urt_nomem_state, __ATOMIC_RELAXED);

@@ -116,12 +116,12 @@ static void receiver(struct urt_job *j)
 static void run(struct urt_job *j)
 {
 	urt_nomem_seed((uint64_t)j->rank + 1);
-	urt_nomem_armed = 1;
+	__atomic_store_n(&urt_nomem_armed, 1, __ATOMIC_RELAXED);
 	if (j->rank == 0)
 		sender(j);
 	else
 		receiver(j);
-	urt_nomem_armed = 0;
+	__atomic_store_n(&urt_nomem_armed, 0, __ATOMIC_RELAXED);
 }
 
 int main(void)
