@@ -126,6 +126,13 @@ int urel_win_free(struct urel_win *w);
 
 enum urel_win_flavor urel_win_flavor(const struct urel_win *w);
 
+/* Counters of the windows layer on @w's endpoint (all its windows). */
+struct urel_win_stats {
+	uint64_t dropped; /* malformed or stray window messages */
+	uint64_t deferred; /* requests a target took later for lack of memory */
+};
+int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
+
 /* --- Operations ---------------------------------------------------------- */
 /*
  * @target is a group rank or UREL_WIN_RANK_NULL; @disp counts the target's

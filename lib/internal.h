@@ -132,6 +132,8 @@ struct urel_ep {
 	unsigned int prog_depth; /* 0 when no thread dispatches */
 	unsigned int prog_head, prog_count;
 	struct urel_completion prog_batch[UREL_CQ_BATCH];
+	bool prog_parked; /* prog_again waits for the receive handler */
+	struct urel_completion prog_again;
 };
 
 struct urel_mr {

@@ -27,15 +27,21 @@ UREL_API int urel_ep_set_recv_handler(struct urel_ep *ep, urel_recv_fn fn, void 
 	return 0;
 }
 
-static void urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, urel_recv_fn fn,
+/* Returns false when the receive handler asked to see @c again later. */
+static bool urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, urel_recv_fn fn,
 			  void *arg)
 {
 	if (c->opcode == UREL_OP_RECV) {
+		int ret;
+
 		if (c->status)
-			return;
-		if (!fn || fn(ep, c, arg) != UREL_RECV_KEEP)
+			return true;
+		ret = fn ? fn(ep, c, arg) : 0;
+		if (ret == UREL_RECV_AGAIN)
+			return false;
+		if (ret != UREL_RECV_KEEP)
 			urel_ep_release_recv(ep, c->buf);
-		return;
+		return true;
 	}
 	if (c->context) {
 		struct urel_request *req = c->context;
@@ -43,6 +49,7 @@ static void urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, u
 		if (req->complete)
 			req->complete(req, c);
 	}
+	return true;
 }
 
 void urel_progress_init(struct urel_ep *ep)
@@ -103,7 +110,8 @@ static void urel_progress_leave(struct urel_ep *ep)
  * finished before the next is taken, by this call or by one nested in a
  * callback, and never by two threads at once (a receive handler may depend
  * on the order of messages on a channel). A thread that finds another
- * dispatching returns 0.
+ * dispatching returns 0. A receive the handler answers UREL_RECV_AGAIN
+ * ends the call.
  */
 UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 {
@@ -124,7 +132,7 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 	arg = ep->recv_arg;
 	pthread_mutex_unlock(&ep->cq_lock);
 	while (done < max) {
-		if (ep->prog_head == ep->prog_count) {
+		if (!ep->prog_parked && ep->prog_head == ep->prog_count) {
 			n = urel_ep_poll_cq(ep, ep->prog_batch,
 					    max - done < UREL_CQ_BATCH ? max - done
 								       : UREL_CQ_BATCH);
@@ -135,8 +143,22 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 			ep->prog_head = 0;
 			ep->prog_count = (unsigned int)n;
 		}
-		c = ep->prog_batch[ep->prog_head++];
-		urel_dispatch(ep, &c, fn, arg);
+		/*
+		 * A receive the handler could not take is parked: nothing
+		 * after it is dispatched before it, and the next call offers
+		 * it again.
+		 */
+		if (ep->prog_parked) {
+			c = ep->prog_again;
+			ep->prog_parked = false;
+		} else {
+			c = ep->prog_batch[ep->prog_head++];
+		}
+		if (!urel_dispatch(ep, &c, fn, arg)) {
+			ep->prog_again = c;
+			ep->prog_parked = true;
+			break;
+		}
 		done++;
 	}
 	urel_progress_leave(ep);
