@@ -45,6 +45,7 @@ struct urel_win;
 #define UREL_WIN_ERR_ATTACH (-EFAULT) /* dynamic: no one attached region covers it */
 #define UREL_WIN_ERR_FLAVOR (-EMEDIUMTYPE) /* not for this window's flavor */
 #define UREL_WIN_ERR_TYPE (-EDOM) /* operation undefined on this datatype */
+#define UREL_WIN_ERR_PEER (-EHOSTDOWN) /* a rank the call waits on died (its process is gone) */
 
 /* A target rank that makes an operation complete at once, doing nothing (MPI_PROC_NULL). */
 #define UREL_WIN_RANK_NULL (-2)

@@ -41,8 +41,12 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[op->target].rdma_out--;
-	if (c->status && !w->err)
+	if (urel_osc_peer_fatal(c->status)) {
+		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
+		w->err = UREL_WIN_ERR_PEER;
+	} else if (c->status && !w->err) {
 		w->err = c->status;
+	}
 	if (op->done) {
 		*op->status = c->status;
 		*op->done = true;
@@ -126,6 +130,8 @@ static int urel_osc_check(struct urel_win *w, int target, uint64_t disp, uint64_
 	ret = urel_osc_sync_op(&d->next, covered);
 	if (ret)
 		return ret;
+	if (target != w->rank && urel_osc_is_dead(w->ctx, t->peer))
+		return UREL_WIN_ERR_PEER;
 	if (!len)
 		return 1;
 	d->t = t;
