@@ -93,7 +93,11 @@ $(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.s
 tests: $(TESTS) tools examples prov $(MPI_TESTS) $(FI_TESTS)
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread \
+		$(TEST_LDFLAGS)
+# Allocation-failure tests route every allocation through tests/user/urt_nomem.h.
+$(BUILD)/tests/vm_nomem_%: TEST_LDFLAGS = \
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
 
 # libfabric programs (tests/fi/) for the provider's tests: libfabric's API only.
 $(BUILD)/tests/fi_%: tests/fi/fi_%.c

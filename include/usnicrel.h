@@ -248,8 +248,14 @@ struct urel_request {
 
 /* A receive handler keeps the buffer by returning this (and releases it later). */
 #define UREL_RECV_KEEP 1
+/*
+ * A receive handler that cannot take the message now (out of memory) returns
+ * this: the library keeps the completion and offers it again, before any
+ * later completion of the endpoint, on a later progress call.
+ */
+#define UREL_RECV_AGAIN 2
 
-/* Returns 0 (the library gives the buffer back) or UREL_RECV_KEEP. */
+/* Returns 0 (the library gives the buffer back), UREL_RECV_KEEP or UREL_RECV_AGAIN. */
 typedef int (*urel_recv_fn)(struct urel_ep *ep, const struct urel_completion *c, void *arg);
 
 /* Receive handler of urel_ep_progress(); NULL drops receives and returns their buffers. */
@@ -259,6 +265,8 @@ int urel_ep_set_recv_handler(struct urel_ep *ep, urel_recv_fn fn, void *arg);
  * Drain up to @max completions (0: one batch) of @ep and dispatch each: sends
  * and RDMA to the urel_request their context points to (NULL: nothing),
  * receives to the receive handler. Returns how many were dispatched.
+ * One thread at a time dispatches, in ring order; a concurrent caller
+ * returns 0 once the other is done (or after a millisecond).
  */
 int urel_ep_progress(struct urel_ep *ep, unsigned int max);
 

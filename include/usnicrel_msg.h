@@ -114,6 +114,7 @@ struct urel_msg_stats {
 	uint64_t dropped; /* malformed, unknown, or from a failed peer */
 	uint64_t peers_failed; /* peers found dead, restarted or removed */
 	uint64_t keepalives; /* keepalive messages sent */
+	uint64_t deferred; /* arrivals put back for lack of memory, taken again later */
 };
 
 /* Fill *@st with the context's counters now. */

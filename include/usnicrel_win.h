@@ -8,8 +8,11 @@
  * Put and get of contiguous bytes are RDMA operations the target's kernel
  * executes. Fetch-and-op (sum, replace, no-op) and compare-and-swap on 4-
  * and 8-byte integers are the kernel's remote atomics; every other
- * accumulate is applied by the target's library (its progress engine) with
- * CPU atomics, atomic per element and against the kernel's atomics.
+ * accumulate is applied by the target's library (its progress engine, also
+ * driven by a progress thread per endpoint with windows, so a target that
+ * computes still serves locks and accumulates; UREL_OSC_PROGRESS_THREAD=0
+ * turns it off) with CPU atomics, atomic per element and against the
+ * kernel's atomics.
  *
  * A window moves through synchronisation states (MPI's): NONE, FENCE and
  * FENCE_EPOCH (after a fence; the epoch opens at the first operation),
@@ -121,6 +124,13 @@ int urel_win_detach(struct urel_win *w, const void *base);
 int urel_win_free(struct urel_win *w);
 
 enum urel_win_flavor urel_win_flavor(const struct urel_win *w);
+
+/* Counters of the windows layer on @w's endpoint (all its windows). */
+struct urel_win_stats {
+	uint64_t dropped; /* malformed or stray window messages */
+	uint64_t deferred; /* requests a target took later for lack of memory */
+};
+int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 
 /* --- Operations ---------------------------------------------------------- */
 /*

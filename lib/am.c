@@ -48,8 +48,10 @@ static int urel_am_dispatch(struct urel_ep *ep, const struct urel_completion *c,
 	pthread_mutex_unlock(&am->lock);
 	if (!s.fn)
 		goto drop;
-	s.fn(s.arg, &h, c, (const char *)c->data + sizeof(h), c->len - sizeof(h));
-	return 0;
+	return s.fn(s.arg, &h, c, (const char *)c->data + sizeof(h), c->len - sizeof(h)) ==
+			       UREL_RECV_AGAIN
+		       ? UREL_RECV_AGAIN
+		       : 0;
 drop:
 	__atomic_fetch_add(&am->dropped, 1, __ATOMIC_RELAXED);
 	return 0;

@@ -35,10 +35,12 @@ struct urel_am;
 
 /*
  * A handler sees each message with its header parsed; @payload and @len are
- * the bytes after it, valid during the call only.
+ * the bytes after it, valid during the call only. It returns 0, or
+ * UREL_RECV_AGAIN when it changed nothing and wants the message offered
+ * again later (it could not allocate).
  */
-typedef void (*urel_am_fn)(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-			   const void *payload, size_t len);
+typedef int (*urel_am_fn)(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+			  const void *payload, size_t len);
 
 /* The dispatcher of @ep (created on first use, counted); -EBUSY if @ep has another handler. */
 int urel_am_get(struct urel_ep *ep, struct urel_am **amp);

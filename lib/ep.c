@@ -72,6 +72,7 @@ static void urel_ep_free(struct urel_ep *ep)
 	free(ep->rx_user);
 	pthread_mutex_destroy(&ep->tx_lock);
 	pthread_mutex_destroy(&ep->cq_lock);
+	urel_progress_fini(ep);
 	pthread_mutex_destroy(&ep->rx_lock);
 	pthread_mutex_destroy(&ep->av_lock);
 	free(ep);
@@ -121,6 +122,7 @@ UREL_API int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr
 	ep->dev = dev;
 	pthread_mutex_init(&ep->tx_lock, NULL);
 	pthread_mutex_init(&ep->cq_lock, NULL);
+	urel_progress_init(ep);
 	pthread_mutex_init(&ep->rx_lock, NULL);
 	pthread_mutex_init(&ep->av_lock, NULL);
 	ep->info.size = sizeof(ep->info);

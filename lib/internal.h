@@ -120,6 +120,20 @@ struct urel_ep {
 
 	urel_recv_fn recv_fn; /* with recv_arg, under cq_lock */
 	void *recv_arg;
+
+	/*
+	 * Dispatch: one thread at a time takes completions out of the ring and
+	 * dispatches them, so they are dispatched in ring order. owner and
+	 * depth are under cq_lock; the batch is the owner's alone, and a
+	 * nested urel_ep_progress() from a callback continues it.
+	 */
+	pthread_cond_t prog_idle;
+	pthread_t prog_owner;
+	unsigned int prog_depth; /* 0 when no thread dispatches */
+	unsigned int prog_head, prog_count;
+	struct urel_completion prog_batch[UREL_CQ_BATCH];
+	bool prog_parked; /* prog_again waits for the receive handler */
+	struct urel_completion prog_again;
 };
 
 struct urel_mr {
@@ -181,5 +195,9 @@ void urel_device_remove_mr(struct urel_device *dev, struct urel_mr *mr);
 /* ep.c, mr.c: teardown without the device's list lock (device close) */
 int urel_ep_teardown(struct urel_ep *ep);
 int urel_mr_teardown(struct urel_mr *mr);
+
+/* progress.c: the dispatch state of an endpoint. */
+void urel_progress_init(struct urel_ep *ep);
+void urel_progress_fini(struct urel_ep *ep);
 
 #endif /* USNICREL_INTERNAL_H */

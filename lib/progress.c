@@ -9,8 +9,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
+
+/* How long a thread waits for another one's dispatch before it returns. */
+#define UREL_PROGRESS_WAIT_NS 1000000L
 
 UREL_API int urel_ep_set_recv_handler(struct urel_ep *ep, urel_recv_fn fn, void *arg)
 {
@@ -23,15 +27,21 @@ UREL_API int urel_ep_set_recv_handler(struct urel_ep *ep, urel_recv_fn fn, void 
 	return 0;
 }
 
-static void urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, urel_recv_fn fn,
+/* Returns false when the receive handler asked to see @c again later. */
+static bool urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, urel_recv_fn fn,
 			  void *arg)
 {
 	if (c->opcode == UREL_OP_RECV) {
+		int ret;
+
 		if (c->status)
-			return;
-		if (!fn || fn(ep, c, arg) != UREL_RECV_KEEP)
+			return true;
+		ret = fn ? fn(ep, c, arg) : 0;
+		if (ret == UREL_RECV_AGAIN)
+			return false;
+		if (ret != UREL_RECV_KEEP)
 			urel_ep_release_recv(ep, c->buf);
-		return;
+		return true;
 	}
 	if (c->context) {
 		struct urel_request *req = c->context;
@@ -39,36 +49,120 @@ static void urel_dispatch(struct urel_ep *ep, const struct urel_completion *c, u
 		if (req->complete)
 			req->complete(req, c);
 	}
+	return true;
 }
 
+void urel_progress_init(struct urel_ep *ep)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ep->prog_idle, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+void urel_progress_fini(struct urel_ep *ep)
+{
+	pthread_cond_destroy(&ep->prog_idle);
+}
+
+/*
+ * Become the endpoint's dispatcher, or nest in it when this thread already
+ * is. Another thread's dispatch is waited out for at most
+ * UREL_PROGRESS_WAIT_NS: what it dispatched may be what the caller waits
+ * for, and the caller's loop checks again either way.
+ */
+static bool urel_progress_enter(struct urel_ep *ep)
+{
+	struct timespec until;
+
+	pthread_mutex_lock(&ep->cq_lock);
+	if (ep->prog_depth && !pthread_equal(ep->prog_owner, pthread_self())) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += UREL_PROGRESS_WAIT_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (ep->prog_depth &&
+		       !pthread_cond_timedwait(&ep->prog_idle, &ep->cq_lock, &until))
+			;
+		pthread_mutex_unlock(&ep->cq_lock);
+		return false;
+	}
+	ep->prog_owner = pthread_self();
+	ep->prog_depth++;
+	pthread_mutex_unlock(&ep->cq_lock);
+	return true;
+}
+
+static void urel_progress_leave(struct urel_ep *ep)
+{
+	pthread_mutex_lock(&ep->cq_lock);
+	if (!--ep->prog_depth)
+		pthread_cond_broadcast(&ep->prog_idle);
+	pthread_mutex_unlock(&ep->cq_lock);
+}
+
+/*
+ * Completions are dispatched in ring order: a batch taken from the ring is
+ * finished before the next is taken, by this call or by one nested in a
+ * callback, and never by two threads at once (a receive handler may depend
+ * on the order of messages on a channel). A thread that finds another
+ * dispatching returns 0. A receive the handler answers UREL_RECV_AGAIN
+ * ends the call.
+ */
 UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 {
-	struct urel_completion batch[UREL_CQ_BATCH];
+	struct urel_completion c;
 	unsigned int done = 0;
 	urel_recv_fn fn;
 	void *arg;
-	int n;
+	int n, err = 0;
 
 	if (!ep)
 		return -EINVAL;
 	if (!max)
 		max = UREL_CQ_BATCH;
+	if (!urel_progress_enter(ep))
+		return 0;
+	pthread_mutex_lock(&ep->cq_lock);
+	fn = ep->recv_fn;
+	arg = ep->recv_arg;
+	pthread_mutex_unlock(&ep->cq_lock);
 	while (done < max) {
-		n = urel_ep_poll_cq(ep, batch,
-				    max - done < UREL_CQ_BATCH ? max - done : UREL_CQ_BATCH);
-		if (n < 0)
-			return done ? (int)done : n;
-		if (!n)
+		if (!ep->prog_parked && ep->prog_head == ep->prog_count) {
+			n = urel_ep_poll_cq(ep, ep->prog_batch,
+					    max - done < UREL_CQ_BATCH ? max - done
+								       : UREL_CQ_BATCH);
+			if (n <= 0) {
+				err = n;
+				break;
+			}
+			ep->prog_head = 0;
+			ep->prog_count = (unsigned int)n;
+		}
+		/*
+		 * A receive the handler could not take is parked: nothing
+		 * after it is dispatched before it, and the next call offers
+		 * it again.
+		 */
+		if (ep->prog_parked) {
+			c = ep->prog_again;
+			ep->prog_parked = false;
+		} else {
+			c = ep->prog_batch[ep->prog_head++];
+		}
+		if (!urel_dispatch(ep, &c, fn, arg)) {
+			ep->prog_again = c;
+			ep->prog_parked = true;
 			break;
-		pthread_mutex_lock(&ep->cq_lock);
-		fn = ep->recv_fn;
-		arg = ep->recv_arg;
-		pthread_mutex_unlock(&ep->cq_lock);
-		for (int i = 0; i < n; i++)
-			urel_dispatch(ep, &batch[i], fn, arg);
-		done += (unsigned int)n;
+		}
+		done++;
 	}
-	return (int)done;
+	urel_progress_leave(ep);
+	return done ? (int)done : err;
 }
 
 UREL_API int urel_device_progress(struct urel_device *dev, unsigned int max)

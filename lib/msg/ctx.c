@@ -294,6 +294,7 @@ UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
 		.dropped = m->dropped,
 		.peers_failed = m->peers_failed,
 		.keepalives = m->keepalives,
+		.deferred = m->deferred,
 	};
 	pthread_mutex_unlock(&m->lock);
 	return 0;
@@ -502,12 +503,29 @@ void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err)
 	urel_msg_fail_recvs(m, peer, err);
 }
 
-static uint64_t urel_msg_now_ms(void)
+/* Held arrivals that were due when memory ran out get another try. Under m->lock. */
+static void urel_msg_retry_early(struct urel_msg *m)
+{
+	if (!m->early_stalled)
+		return;
+	m->early_stalled = false;
+	for (urel_peer_t i = 1; i < m->npeers; i++) {
+		if (m->peers[i])
+			urel_msg_release_early(m, i, m->peers[i]);
+	}
+}
+
+static uint64_t urel_msg_clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t urel_msg_now_ms(void)
+{
+	return urel_msg_clock_ms(CLOCK_MONOTONIC);
 }
 
 static bool urel_msg_waits_on(const struct urel_msg *m, urel_peer_t peer)
@@ -530,7 +548,12 @@ static bool urel_msg_waits_on(const struct urel_msg *m, urel_peer_t peer)
  */
 static void urel_msg_keepalive(struct urel_msg *m)
 {
-	uint64_t now = urel_msg_now_ms();
+	/*
+	 * Every progress call asks: the coarse clock is read without a system
+	 * call even where the precise one needs one (a VM without a stable
+	 * TSC), and a tick's resolution is plenty for keepalive_ms.
+	 */
+	uint64_t now = urel_msg_clock_ms(CLOCK_MONOTONIC_COARSE);
 
 	if (now - m->last_ping_ms < m->attr.keepalive_ms)
 		return;
@@ -555,6 +578,7 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 		return -EINVAL;
 	n = urel_ep_progress(m->ep, 0);
 	pthread_mutex_lock(&m->lock);
+	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
 	urel_msg_keepalive(m);

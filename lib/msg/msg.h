@@ -155,6 +155,8 @@ struct urel_msg {
 	uint64_t keepalives;
 	uint64_t unexp_bytes, unexp_peak; /* eager bytes held as unexpected */
 	uint64_t early, early_bytes; /* held early arrivals */
+	uint64_t deferred; /* arrivals put back for lack of memory */
+	bool early_stalled; /* a due early arrival waits for memory */
 };
 
 /* ctx.c */
@@ -188,9 +190,10 @@ int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uin
 void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err);
 
 /* recv.c */
-void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len);
+int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len);
 void urel_msg_pump(struct urel_msg *m);
+void urel_msg_release_early(struct urel_msg *m, urel_peer_t peer, struct urel_msg_peer *pp);
 void urel_msg_free_recvs(struct urel_msg *m);
 void urel_msg_posted_gone(struct urel_msg *m, uint32_t src);
 void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,

@@ -176,9 +176,12 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 	urel_msg_rndv_post(m, r);
 }
 
-/* A message whose turn has come, from @peer. Under m->lock. */
-static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct urel_am_hdr *h,
-			    uint64_t imm, const unsigned char *p, size_t len)
+/*
+ * A message whose turn has come, from @peer. Under m->lock. -ENOMEM when
+ * it could not be queued as unexpected: then nothing changed.
+ */
+static int urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct urel_am_hdr *h,
+			   uint64_t imm, const unsigned char *p, size_t len)
 {
 	struct urel_msg_handle u = { .peer = peer, .op = h->op, .flags = h->flags, .imm = imm };
 	struct urel_match_entry *e;
@@ -201,13 +204,11 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		urel_msg_posted_gone(m, e->src);
 	if (e) {
 		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
-		return;
+		return 0;
 	}
 	q = malloc(sizeof(*q));
-	if (!q) {
-		m->dropped++;
-		return;
-	}
+	if (!q)
+		return -ENOMEM;
 	*q = u;
 	q->m = m;
 	q->data = NULL;
@@ -215,8 +216,7 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 		q->data = malloc(len);
 		if (!q->data) {
 			free(q);
-			m->dropped++;
-			return;
+			return -ENOMEM;
 		}
 		memcpy(q->data, p, len);
 		m->unexp_bytes += len;
@@ -224,6 +224,7 @@ static void urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct u
 			m->unexp_peak = m->unexp_bytes;
 	}
 	urel_msg_unexpected(m, q);
+	return 0;
 }
 
 static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
@@ -244,22 +245,23 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 	}
 }
 
-/* Hold an early arrival until its turn; kept sorted by distance from rx_next. */
-static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const struct urel_am_hdr *h,
-			  uint64_t imm, const void *payload, size_t len)
+/*
+ * Hold an early arrival until its turn; kept sorted by distance from
+ * rx_next. -ENOMEM (nothing changed) when it could not be copied.
+ */
+static int urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const struct urel_am_hdr *h,
+			 uint64_t imm, const void *payload, size_t len)
 {
 	uint32_t dist = h->seq - pp->rx_next;
 	struct urel_msg_early *e, **pos;
 
 	if (dist >= UREL_MSG_OOO_WINDOW) {
 		m->dropped++;
-		return;
+		return 0;
 	}
 	e = malloc(sizeof(*e) + len);
-	if (!e) {
-		m->dropped++;
-		return;
-	}
+	if (!e)
+		return -ENOMEM;
 	e->h = *h;
 	e->imm = imm;
 	e->len = len;
@@ -270,14 +272,44 @@ static void urel_msg_hold(struct urel_msg *m, struct urel_msg_peer *pp, const st
 		;
 	e->next = *pos;
 	*pos = e;
+	return 0;
 }
 
-void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len)
+/*
+ * Deliver the held arrivals of @pp whose turn has come. One that cannot be
+ * queued for lack of memory stays first, and urel_msg_progress() retries.
+ * Under m->lock.
+ */
+void urel_msg_release_early(struct urel_msg *m, urel_peer_t peer, struct urel_msg_peer *pp)
+{
+	while (pp->early && pp->early->h.seq == pp->rx_next) {
+		struct urel_msg_early *e = pp->early;
+
+		if (urel_msg_arrive(m, peer, &e->h, e->imm, e->data, e->len)) {
+			m->deferred++;
+			m->early_stalled = true;
+			return;
+		}
+		pp->early = e->next;
+		m->early--;
+		m->early_bytes -= e->len;
+		free(e);
+		pp->rx_next++;
+	}
+}
+
+/*
+ * A message that cannot be kept for lack of memory is not dropped: the
+ * core offers it again (UREL_RECV_AGAIN), and its sender's later messages
+ * wait behind it.
+ */
+int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len)
 {
 	struct urel_msg *m = arg;
 	const unsigned char *p = payload;
 	struct urel_msg_peer *pp;
+	int ret = 0;
 
 	pthread_mutex_lock(&m->lock);
 	if (!urel_msg_well_formed(h, len)) {
@@ -301,23 +333,24 @@ void urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_co
 		goto out;
 	}
 	if (h->seq != pp->rx_next) {
-		urel_msg_hold(m, pp, h, c->imm, payload, len);
-		goto out;
+		ret = urel_msg_hold(m, pp, h, c->imm, payload, len);
+	} else if (pp->early && pp->early->h.seq == pp->rx_next) {
+		/* Its twin is held, due, waiting for memory. */
+		m->dropped++;
+	} else {
+		ret = urel_msg_arrive(m, c->peer, h, c->imm, p, len);
+		if (!ret) {
+			pp->rx_next++;
+			urel_msg_release_early(m, c->peer, pp);
+		}
 	}
-	urel_msg_arrive(m, c->peer, h, c->imm, p, len);
-	pp->rx_next++;
-	while (pp->early && pp->early->h.seq == pp->rx_next) {
-		struct urel_msg_early *e = pp->early;
-
-		pp->early = e->next;
-		m->early--;
-		m->early_bytes -= e->len;
-		urel_msg_arrive(m, c->peer, &e->h, e->imm, e->data, e->len);
-		free(e);
-		pp->rx_next++;
+	if (ret) {
+		m->deferred++;
+		ret = UREL_RECV_AGAIN;
 	}
 out:
 	pthread_mutex_unlock(&m->lock);
+	return ret;
 }
 
 static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, size_t len)

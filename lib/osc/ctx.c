@@ -18,6 +18,8 @@
 #define UREL_OSC_SLEEP_MS 10
 /* Nested progress while a send waits for room in a message handler. */
 #define UREL_OSC_NEST_MAX 16
+/* The progress thread's longest sleep on the device: how soon it sees the last free. */
+#define UREL_OSC_THREAD_SLEEP_MS 20
 
 static pthread_mutex_t urel_osc_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urel_osc_ctx *urel_osc_list;
@@ -39,6 +41,34 @@ static int urel_osc_limits(struct urel_osc_ctx *c)
 	if (c->max_rdma > info.staging_size / 4)
 		c->max_rdma = info.staging_size / 4;
 	return c->max_rdma ? 0 : -EMSGSIZE;
+}
+
+/* UREL_OSC_PROGRESS_THREAD=0 turns the progress thread off; anything else, or unset: on. */
+static bool urel_osc_thread_wanted(void)
+{
+	const char *s = getenv("UREL_OSC_PROGRESS_THREAD");
+
+	return !s || strcmp(s, "0") != 0;
+}
+
+/*
+ * Passive target: lock requests and accumulates wait for the target's
+ * progress, which a target that computes never makes. This thread makes
+ * it: it sleeps on the device until something arrives and drains it.
+ */
+static void *urel_osc_progress_main(void *arg)
+{
+	struct urel_osc_ctx *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		int n = urel_msg_progress(c->m);
+
+		if (n < 0)
+			break; /* the endpoint is gone; the application's calls say so */
+		if (!n)
+			urel_device_wait(c->dev, UREL_OSC_THREAD_SLEEP_MS);
+	}
+	return NULL;
 }
 
 int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
@@ -74,6 +104,15 @@ int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
 		urel_am_put(c->am);
 		goto err;
 	}
+	if (urel_osc_thread_wanted()) {
+		ret = -pthread_create(&c->thread, NULL, urel_osc_progress_main, c);
+		if (ret) {
+			urel_am_unregister(c->am, UREL_AM_OSC);
+			urel_am_put(c->am);
+			goto err;
+		}
+		c->thread_on = true;
+	}
 	c->next = urel_osc_list;
 	urel_osc_list = c;
 	goto out;
@@ -100,6 +139,10 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 		;
 	*pp = c->next;
 	pthread_mutex_unlock(&urel_osc_list_lock);
+	if (c->thread_on) {
+		__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
+		pthread_join(c->thread, NULL);
+	}
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);

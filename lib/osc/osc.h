@@ -93,6 +93,7 @@ struct urel_osc_lockreq {
 	int type; /* UREL_WIN_LOCK_* */
 	int origin; /* group rank */
 	uint64_t cookie;
+	void *grant; /* target.c: the LOCK_ACK to a remote origin, allocated with the request */
 };
 
 struct urel_osc_lockmgr {
@@ -207,6 +208,11 @@ struct urel_osc_ctx {
 	uint32_t max_am; /* bytes of an active message on the data channel */
 	uint32_t max_rdma; /* bytes of one put or get */
 	uint64_t dropped; /* malformed or stray messages */
+	uint64_t deferred; /* requests left for a later try: no memory */
+	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
+	pthread_t thread;
+	bool thread_on;
+	bool stop; /* atomic: the thread ends */
 };
 
 /* ctx.c */
@@ -222,8 +228,8 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
 
 /* target.c: the target side of every message */
-void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len);
+int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len);
 /* Where @len bytes at @disp of this rank's window are, or an error; under c->lock. */
 int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void **p);
 /*

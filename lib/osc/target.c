@@ -4,6 +4,9 @@
  * whoever drives the endpoint's progress. Every field from the wire is
  * checked (window id, source, ranges, types, lock holds) before it is
  * used; replies are built under the context lock and sent after it.
+ * Memory a request needs (its reply, a fetch's old values, a queued lock
+ * and its grant) is allocated before anything changes: when it cannot be,
+ * the request is left for a later try (UREL_RECV_AGAIN), never half done.
  */
 #include <endian.h>
 #include <errno.h>
@@ -42,14 +45,13 @@ int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void *
 	return UREL_WIN_ERR_ATTACH;
 }
 
-static struct urel_osc_reply *urel_osc_reply(struct urel_osc_reply ***tail, urel_peer_t peer,
+/* Fill and queue @r, allocated by the caller before it changed anything. */
+static struct urel_osc_reply *urel_osc_reply(struct urel_osc_reply ***tail,
+					     struct urel_osc_reply *r, urel_peer_t peer,
 					     unsigned int chan, unsigned int op, uint32_t win,
 					     uint64_t cookie, int status)
 {
-	struct urel_osc_reply *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
+	memset(r, 0, sizeof(*r));
 	r->peer = peer;
 	r->chan = chan;
 	r->op = op;
@@ -69,11 +71,13 @@ static void urel_osc_grants(struct urel_win *w, struct urel_osc_lockreq *g,
 		struct urel_osc_lockreq *next = g->next;
 
 		w->t[g->origin].held = g->type;
-		if (g->origin == w->rank)
+		if (g->origin == w->rank) {
 			w->t[w->rank].granted = true;
-		else
-			urel_osc_reply(tail, w->t[g->origin].peer, UREL_CHAN_CMD, UREL_OSC_LOCK_ACK,
-				       w->id, g->cookie, 0);
+			free(g->grant);
+		} else {
+			urel_osc_reply(tail, g->grant, w->t[g->origin].peer, UREL_CHAN_CMD,
+				       UREL_OSC_LOCK_ACK, w->id, g->cookie, 0);
+		}
 		free(g);
 		g = next;
 	}
@@ -155,11 +159,17 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_osc_w
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->grant = malloc(sizeof(struct urel_osc_reply));
+	if (!r->grant) {
+		free(r);
+		return -ENOMEM;
+	}
 	r->type = wi->lock_type;
 	r->origin = src;
 	r->cookie = wi->cookie;
 	ret = urel_osc_lock_acquire(&w->lm, r);
 	if (ret < 0) {
+		free(r->grant);
 		free(r);
 		return ret;
 	}
@@ -217,10 +227,21 @@ static void urel_osc_decode(struct urel_osc_wire *wi, const void *payload)
 	wi->base = le64toh(wi->base);
 }
 
-/* Target side: the request; origin side: the reply. Returns false for garbage. */
-static bool urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr *h,
-			    const struct urel_osc_wire *wi, const void *data, size_t dlen,
-			    struct urel_osc_reply ***tail)
+/* The requests a target answers: each gets one reply allocated up front. */
+static bool urel_osc_answered(unsigned int op)
+{
+	return op == UREL_OSC_ACC || op == UREL_OSC_LOCK || op == UREL_OSC_UNLOCK ||
+	       op == UREL_OSC_REGION;
+}
+
+/*
+ * Target side: the request, answered with *@spare (taken: set to NULL);
+ * origin side: the reply. Returns 1, 0 for garbage, or -ENOMEM when the
+ * request could not get its memory and nothing changed.
+ */
+static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr *h,
+			   const struct urel_osc_wire *wi, const void *data, size_t dlen,
+			   struct urel_osc_reply **spare, struct urel_osc_reply ***tail)
 {
 	struct urel_osc_target *t = &w->t[src];
 	struct urel_osc_reply *r;
@@ -230,68 +251,72 @@ static bool urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hd
 	switch (h->op) {
 	case UREL_OSC_ACC:
 		ret = urel_osc_on_acc(w, h, wi, data, dlen, &old);
-		r = urel_osc_reply(tail, t->peer, UREL_CHAN_DATA, UREL_OSC_ACC_ACK, w->id,
+		if (ret == -ENOMEM)
+			return ret;
+		r = urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_DATA, UREL_OSC_ACC_ACK, w->id,
 				   wi->cookie, ret);
-		if (!r) {
-			free(old);
-			return true;
-		}
+		*spare = NULL;
 		r->flags = h->flags & UREL_OSC_F_FETCH;
 		r->data = old;
 		r->dlen = old ? wi->count * urel_osc_type_size(wi->type) : 0;
-		return true;
+		return 1;
 	case UREL_OSC_ACC_ACK:
 		urel_osc_on_acc_ack(w, src, h, wi, data, dlen);
-		return true;
+		return 1;
 	case UREL_OSC_LOCK:
 		ret = urel_osc_on_lock(w, src, wi, tail);
-		if (ret)
-			urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_LOCK_ACK, w->id,
-				       wi->cookie, ret);
-		return true;
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret) {
+			urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_CMD, UREL_OSC_LOCK_ACK,
+				       w->id, wi->cookie, ret);
+			*spare = NULL;
+		}
+		return 1;
 	case UREL_OSC_LOCK_ACK:
 		if (t->lock && !t->granted) {
 			t->granted = true;
 			if (wi->status && !w->err)
 				w->err = wi->status;
-			return true;
+			return 1;
 		}
-		return false;
+		return 0;
 	case UREL_OSC_UNLOCK:
 		ret = urel_osc_on_unlock(w, src, wi->lock_type, tail);
-		urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id, wi->cookie,
-			       ret);
-		return true;
+		urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id,
+			       wi->cookie, ret);
+		*spare = NULL;
+		return 1;
 	case UREL_OSC_UNLOCK_ACK:
 		if (t->unlocked)
-			return false;
+			return 0;
 		t->unlocked = true;
 		if (wi->status && !w->err)
 			w->err = wi->status;
-		return true;
+		return 1;
 	case UREL_OSC_POST:
 		t->posts++;
-		return true;
+		return 1;
 	case UREL_OSC_COMPLETE:
 		t->completes++;
-		return true;
+		return 1;
 	case UREL_OSC_REGION:
-		r = urel_osc_reply(tail, t->peer, UREL_CHAN_CMD, UREL_OSC_REGION_ACK, w->id,
+		r = urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_CMD, UREL_OSC_REGION_ACK, w->id,
 				   wi->cookie, 0);
-		if (r)
-			urel_osc_on_region(w, wi, r);
-		return true;
+		*spare = NULL;
+		urel_osc_on_region(w, wi, r);
+		return 1;
 	case UREL_OSC_REGION_ACK:
 		if (t->region_done)
-			return false;
+			return 0;
 		t->region_status = wi->status;
 		t->region_ack.base = wi->base;
 		t->region_ack.len = wi->count;
 		t->region_ack.rkey = wi->rkey;
 		t->region_done = true;
-		return true;
+		return 1;
 	}
-	return false;
+	return 0;
 }
 
 static void urel_osc_send_replies(struct urel_osc_ctx *c, struct urel_osc_reply *r)
@@ -307,30 +332,41 @@ static void urel_osc_send_replies(struct urel_osc_ctx *c, struct urel_osc_reply 
 	}
 }
 
-void urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
-		    const void *payload, size_t len)
+int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
+		   const void *payload, size_t len)
 {
 	struct urel_osc_ctx *ctx = arg;
-	struct urel_osc_reply *replies = NULL, **tail = &replies;
+	struct urel_osc_reply *replies = NULL, **tail = &replies, *spare = NULL;
 	struct urel_osc_wire wi;
 	struct urel_win *w;
-	bool ok = false;
-	int src;
+	int src, ret = 0;
 
 	if (len < sizeof(wi))
 		goto out;
+	if (urel_osc_answered(h->op)) {
+		spare = malloc(sizeof(*spare));
+		if (!spare)
+			goto again;
+	}
 	urel_osc_decode(&wi, payload);
 	pthread_mutex_lock(&ctx->lock);
 	w = urel_osc_find(ctx, wi.win);
 	src = w ? urel_osc_rank_of(w, c->peer) : -1;
 	if (src >= 0)
-		ok = urel_osc_handle(w, src, h, &wi, (const char *)payload + sizeof(wi),
-				     len - sizeof(wi), &tail);
+		ret = urel_osc_handle(w, src, h, &wi, (const char *)payload + sizeof(wi),
+				      len - sizeof(wi), &spare, &tail);
 	pthread_mutex_unlock(&ctx->lock);
+	free(spare);
+	if (ret == -ENOMEM)
+		goto again;
 	urel_osc_send_replies(ctx, replies);
 out:
-	if (!ok)
+	if (ret <= 0)
 		__atomic_fetch_add(&ctx->dropped, 1, __ATOMIC_RELAXED);
+	return 0;
+again:
+	__atomic_fetch_add(&ctx->deferred, 1, __ATOMIC_RELAXED);
+	return UREL_RECV_AGAIN;
 }
 
 int urel_osc_self_lock(struct urel_win *w, int type)

@@ -57,6 +57,7 @@ static void urel_osc_destroy(struct urel_win *w)
 		struct urel_osc_lockreq *r = w->lm.head;
 
 		w->lm.head = r->next;
+		free(r->grant);
 		free(r);
 	}
 	if (w->owns_base)
@@ -264,6 +265,15 @@ UREL_API int urel_win_free(struct urel_win *w)
 		ret = urel_group_barrier(w->g);
 	urel_osc_destroy(w);
 	return ret;
+}
+
+UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
+{
+	if (!w || !st)
+		return -EINVAL;
+	st->dropped = __atomic_load_n(&w->ctx->dropped, __ATOMIC_RELAXED);
+	st->deferred = __atomic_load_n(&w->ctx->deferred, __ATOMIC_RELAXED);
+	return 0;
 }
 
 UREL_API enum urel_win_flavor urel_win_flavor(const struct urel_win *w)

@@ -2,7 +2,9 @@
 # In-VM test: one-sided windows over jobs started by Open MPI's mpirun (PMIx
 # bootstrap): tests/user/osc_job.c on N ranks, ITERS iterations of each
 # contended case. Usage: mpirun_osc.sh "NP ITERS" ... (default: 2 and 3 ranks,
-# short), then examples/counter on 3 ranks. Every rank checks; mpirun fails if any rank does, and rank 0 prints
+# short), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
+# progress thread the target computes while the origins lock and accumulate;
+# without it (UREL_OSC_PROGRESS_THREAD=0, the control) nothing is served meanwhile. Every rank checks; mpirun fails if any rank does, and rank 0 prints
 # the success line only when every rank passed every case.
 set -euo pipefail
 job=${USNIC_REL_BUILD:?}/tests/osc_job
@@ -42,5 +44,20 @@ else
 	echo "FAIL: examples/counter"
 	fails=$((fails + 1))
 fi
+passive() {
+	local mode=$1 env=$2 out
+	echo "mpirun -np 3 osc_passive 10 $mode ($env)"
+	if out=$(timeout 400 mpirun --allow-run-as-root --oversubscribe -x "$env" -np 3 \
+		"${USNIC_REL_BUILD}/tests/osc_passive" 10 "$mode" 2>&1) &&
+		grep -q "^osc_passive: 3 ranks, 10 iterations, $mode: ok" <<<"$out"; then
+		echo "$out"
+	else
+		echo "$out"
+		echo "FAIL: osc_passive $mode"
+		fails=$((fails + 1))
+	fi
+}
+passive thread UREL_OSC_PROGRESS_THREAD=1
+passive nothread UREL_OSC_PROGRESS_THREAD=0
 [ "$fails" -eq 0 ] && echo "mpirun_osc: ok"
 exit "$fails"

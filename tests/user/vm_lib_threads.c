@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * In-VM test: four threads post sends concurrently on one endpoint (and all
- * of them drive its progress engine), while one progress thread of another
- * device receives. Every message must arrive once with its content, each
- * sender's messages in that sender's order per channel, and every send must
+ * of them drive its progress engine), while two progress threads of another
+ * device receive. Every message must arrive once with its content, each
+ * sender's messages in that sender's order per channel (two threads driving
+ * one endpoint must not dispatch out of ring order), and every send must
  * complete through its thread's request callback.
  */
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #define SENDERS 4
 #define PER_SENDER 1500
 #define WINDOW 16
+#define RECEIVERS 2
 
 struct sender {
 	pthread_t thread;
@@ -29,9 +31,10 @@ struct sender {
 };
 
 static int received[SENDERS]; /* atomic, by the receiver */
-static int64_t last_seq[SENDERS][UREL_NR_CHANS]; /* receiver thread only */
-static uint8_t seen[SENDERS][PER_SENDER]; /* receiver thread only */
-static int recv_errors, reordered; /* receiver thread only */
+/* Receive handler only: the library runs one handler at a time per endpoint. */
+static int64_t last_seq[SENDERS][UREL_NR_CHANS];
+static uint8_t seen[SENDERS][PER_SENDER];
+static int recv_errors, reordered;
 static int stop; /* atomic */
 
 static uint32_t msg_len(uint64_t seq)
@@ -137,7 +140,7 @@ int main(void)
 	struct urel_device *sdev, *rdev;
 	struct urel_ep *sep, *rep;
 	struct sender s[SENDERS];
-	pthread_t receiver;
+	pthread_t receiver[RECEIVERS];
 	urel_peer_t peer;
 
 	if (urel_device_open(NULL, &sdev) || urel_device_open(NULL, &rdev) ||
@@ -158,7 +161,8 @@ int main(void)
 		for (int c = 0; c < UREL_NR_CHANS; c++)
 			last_seq[i][c] = -1;
 	URT_CHECK_EQ(urel_ep_set_recv_handler(rep, on_recv, NULL), 0);
-	URT_CHECK_EQ(pthread_create(&receiver, NULL, receiver_main, rdev), 0);
+	for (int i = 0; i < RECEIVERS; i++)
+		URT_CHECK_EQ(pthread_create(&receiver[i], NULL, receiver_main, rdev), 0);
 	for (unsigned int i = 0; i < SENDERS; i++) {
 		s[i] = (struct sender){ .id = i,
 					.ep = sep,
@@ -178,7 +182,8 @@ int main(void)
 		usleep(10000);
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	pthread_join(receiver, NULL);
+	for (int i = 0; i < RECEIVERS; i++)
+		pthread_join(receiver[i], NULL);
 	for (int i = 0; i < SENDERS; i++) {
 		URT_CHECK_EQ(s[i].completed, PER_SENDER);
 		URT_CHECK_EQ(s[i].failed, 0);
