@@ -33,6 +33,11 @@ static bool urel_osc_quiet(struct urel_win *w, void *arg)
 		if (w->t[r].rdma_out || w->t[r].am_out)
 			return false;
 	}
+	/* Request-based fetches not yet answered. */
+	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (!f->done && (target < 0 || f->target == target))
+			return false;
+	}
 	return true;
 }
 

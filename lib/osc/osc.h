@@ -171,12 +171,21 @@ struct urel_osc_target {
 /* A fetching accumulate awaiting its reply (the reply names it by id, never by pointer). */
 struct urel_osc_fetch {
 	struct urel_osc_fetch *next;
+	struct urel_osc_fetch *rnext; /* in its request's list (request-based ones only) */
 	uint64_t id;
 	int target;
 	void *result;
 	size_t len;
 	bool done;
 	int status;
+};
+
+/* A request-based operation: done when its RDMA pieces completed and its fetches replied. */
+struct urel_win_req {
+	struct urel_win *w;
+	unsigned int rdma; /* RDMA pieces not yet completed */
+	struct urel_osc_fetch *fetches; /* heap, listed in w->fetches until the request ends */
+	int status; /* first failure */
 };
 
 struct urel_win {
