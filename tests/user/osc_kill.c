@@ -103,6 +103,7 @@ static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 {
 	const int64_t one = 1, val = me + 1;
 	int next = (me + 1) % (n - 1), prev = (me + n - 2) % (n - 1);
+	struct urel_win_req *req;
 	int64_t old, want;
 	int ret;
 
@@ -153,6 +154,18 @@ static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 	EXPECT(urel_win_put(w, &one, sizeof(one), victim, W_ACC), UREL_WIN_ERR_PEER);
 	EXPECT(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_INT64, victim, W_GO, UREL_WIN_SUM),
 	       UREL_WIN_ERR_PEER);
+	/* Request-based ones too: refused, no request handed out. */
+	req = NULL;
+	EXPECT(urel_win_rget(w, &old, sizeof(old), victim, W_GO, &req), UREL_WIN_ERR_PEER);
+	EXPECT(urel_win_rget_accumulate(w, &one, &old, 1, UREL_WIN_INT64, victim, W_ACC,
+					UREL_WIN_SUM, &req),
+	       UREL_WIN_ERR_PEER);
+	CHECK(!req);
+	/* ... and to a living rank they work. */
+	EXPECT(urel_win_rget_accumulate(w, &one, &old, 1, UREL_WIN_INT64, next, W_RINGACC + 1,
+					UREL_WIN_SUM, &req),
+	       0);
+	EXPECT(urel_win_req_wait(req), 0);
 	EXPECT(urel_win_unlock_all(w), 0);
 	/* The survivors' ring still works: lock the next, accumulate, unlock (complete there). */
 	for (int i = 0; i < 5; i++) {
