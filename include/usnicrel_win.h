@@ -130,6 +130,10 @@ enum urel_win_flavor urel_win_flavor(const struct urel_win *w);
 struct urel_win_stats {
 	uint64_t dropped; /* malformed or stray window messages */
 	uint64_t deferred; /* requests a target took later for lack of memory */
+	/* Origin side, lazy locks (usnicrel_win(7)): operations sent inside a lock
+	 * request, lock requests the target queued keeping the operation, and
+	 * queued ones whose operation it discarded (sent again once granted). */
+	uint64_t lock_piggy, lock_queued, lock_discarded;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

@@ -108,15 +108,54 @@ static bool urel_osc_unlocked(struct urel_win *w, void *arg)
 	return true;
 }
 
-/* Ask @target for its lock (ourselves: the lock manager directly); the grant comes later. */
-static int urel_osc_request_lock(struct urel_win *w, int target, int type)
+/*
+ * Ask @target for its lock (ourselves: the lock manager directly); the
+ * grant comes later. @flags: UREL_OSC_F_UNLOCK, release once granted.
+ */
+static int urel_osc_request_lock(struct urel_win *w, int target, int type, unsigned int flags)
 {
 	struct urel_osc_wire wi = { .win = w->id, .lock_type = (uint8_t)type };
 
 	if (target == w->rank)
 		return urel_osc_self_lock(w, type) < 0 ? -EINVAL : 0;
-	return urel_osc_send(w->ctx, w->t[target].peer, UREL_CHAN_CMD, UREL_OSC_LOCK, 0, &wi, NULL,
-			     0);
+	return urel_osc_send(w->ctx, w->t[target].peer, UREL_CHAN_CMD, UREL_OSC_LOCK, flags, &wi,
+			     NULL, 0);
+}
+
+bool urel_osc_is_lazy(const struct urel_win *w, int target)
+{
+	return target >= 0 && target < w->size && w->t[target].lazy;
+}
+
+/* After the wait for a grant: the first failure, and the lock is then not held. */
+static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, int ret)
+{
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!ret)
+		ret = t->lock_status; /* the target refused */
+	if (ret)
+		t->lock_status = ret;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+int urel_osc_lazy_acquire(struct urel_win *w, int target)
+{
+	struct urel_osc_target *t = &w->t[target];
+	int ret;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!t->lazy) {
+		ret = t->lock ? t->lock_status : 0;
+		pthread_mutex_unlock(&w->ctx->lock);
+		return ret;
+	}
+	t->lazy = false;
+	pthread_mutex_unlock(&w->ctx->lock);
+	ret = urel_osc_request_lock(w, target, t->lock, 0);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	return urel_osc_grant_result(w, t, ret);
 }
 
 static int urel_osc_release_lock(struct urel_win *w, int target, int type)
@@ -148,22 +187,24 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 		t->lock = lock_type;
 		t->lock_nocheck = nocheck;
 		t->granted = false;
+		t->lock_status = 0;
+		t->piggy_applied = false;
+		/* Remote and checked: requested by the first operation, or by the unlock. */
+		t->lazy = !nocheck && target != w->rank && w->lazy_locks;
 		if (w->sync.locks == 1)
 			urel_osc_forget_regions(w);
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
-	if (ret || nocheck)
+	if (ret || nocheck || t->lazy)
 		return ret;
-	ret = urel_osc_request_lock(w, target, lock_type);
+	ret = urel_osc_request_lock(w, target, lock_type, 0);
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	ret = urel_osc_grant_result(w, t, ret);
 	pthread_mutex_lock(&w->ctx->lock);
-	if (!ret && w->err) {
-		ret = w->err; /* the target refused */
-		w->err = 0;
-	}
 	if (ret) {
 		t->lock = 0;
+		t->lock_status = 0;
 		urel_osc_sync_unlock(&w->sync, true);
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
@@ -174,7 +215,8 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 {
 	struct urel_osc_target *t;
 	struct urel_osc_sync next;
-	int ret, err;
+	int ret, err, failed;
+	bool lazy;
 
 	if (!w || !urel_osc_valid_target(w, target))
 		return -EINVAL;
@@ -186,17 +228,30 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	if (ret)
 		return ret;
 	err = urel_osc_flush_targets(w, target);
-	if (!t->lock_nocheck) {
-		pthread_mutex_lock(&w->ctx->lock);
-		t->unlocked = false;
-		t->unlocking = true;
-		pthread_mutex_unlock(&w->ctx->lock);
+	pthread_mutex_lock(&w->ctx->lock);
+	lazy = t->lazy;
+	t->lazy = false;
+	t->unlocked = false;
+	t->unlocking = true;
+	failed = t->lock_status; /* a lazy lock refused: nothing to release */
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (lazy) {
+		/* An empty epoch still takes its turn: lock and release in one round trip. */
+		ret = urel_osc_request_lock(w, target, t->lock, UREL_OSC_F_UNLOCK);
+		if (!ret)
+			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
+		ret = urel_osc_grant_result(w, t, ret);
+	} else if (failed) {
+		ret = failed;
+	} else if (!t->lock_nocheck) {
 		ret = urel_osc_release_lock(w, target, t->lock);
 		if (!ret && target != w->rank)
 			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
 	}
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
+	t->lazy = false;
+	t->lock_status = 0;
 	t->lock_nocheck = false;
 	t->unlocking = false;
 	w->sync = next;
@@ -224,6 +279,8 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 			w->t[r].lock = UREL_WIN_LOCK_SHARED;
 			w->t[r].lock_nocheck = nocheck;
 			w->t[r].granted = false;
+			w->t[r].lock_status = 0;
+			w->t[r].lazy = false;
 		}
 		urel_osc_forget_regions(w);
 	}
@@ -231,15 +288,15 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 	if (ret || nocheck)
 		return ret;
 	for (int r = 0; r < w->size && !ret; r++)
-		ret = urel_osc_request_lock(w, r, UREL_WIN_LOCK_SHARED);
+		ret = urel_osc_request_lock(w, r, UREL_WIN_LOCK_SHARED, 0);
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_granted, &all);
-	if (!ret) {
-		pthread_mutex_lock(&w->ctx->lock);
-		ret = w->err;
-		w->err = 0;
-		pthread_mutex_unlock(&w->ctx->lock);
-	}
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; r < w->size && !ret; r++)
+		ret = w->t[r].lock_status; /* a target refused */
+	for (int r = 0; r < w->size; r++)
+		w->t[r].lock_status = 0;
+	pthread_mutex_unlock(&w->ctx->lock);
 	return ret;
 }
 

@@ -32,11 +32,25 @@ enum {
 	UREL_OSC_COMPLETE, /* the origin ended its access epoch to us */
 	UREL_OSC_REGION, /* dynamic: which region holds [disp, disp + count)? REGION_ACK */
 	UREL_OSC_REGION_ACK,
-	UREL_OSC_PING /* nothing: its acknowledgement (or its failure) says whether the peer lives
-		       */
+	UREL_OSC_PING, /* nothing: its acknowledgement (or its failure) says whether the peer lives
+			*/
+	UREL_OSC_LOCK_QUEUED, /* the lock waits; its piggy-backed operation is kept */
+	UREL_OSC_LOCK_DISCARDED /* the lock waits; its piggy-backed operation was dropped */
 };
 #define UREL_OSC_F_FETCH (1U << 0)
 #define UREL_OSC_F_CAS (1U << 1) /* operand bytes: compare, then the new value */
+/*
+ * LOCK: carries one accumulate (disp, count, type, op and the operand as
+ * ACC), applied when the lock is granted. LOCK_ACK: it was applied, its
+ * status in wire.base, its old values (F_FETCH) as the payload.
+ */
+#define UREL_OSC_F_PIGGY (1U << 2)
+/* LOCK: release as soon as granted (an empty epoch); LOCK_ACK: it was. */
+#define UREL_OSC_F_UNLOCK (1U << 3)
+/* Operand bytes a lock request may carry. */
+#define UREL_OSC_PIGGY_MAX 256
+/* Default target-side budget of piggy-backed bytes kept with queued lock requests. */
+#define UREL_OSC_LOCK_QUEUE_BYTES (64 * 1024)
 
 struct urel_osc_wire {
 	uint32_t win; /* the window's id (its private group's context id) */
@@ -96,6 +110,12 @@ struct urel_osc_lockreq {
 	int origin; /* group rank */
 	uint64_t cookie;
 	void *grant; /* target.c: the LOCK_ACK to a remote origin, allocated with the request */
+	/* target.c: a piggy-backed operation (wire, operand, room for its old values). */
+	bool piggy, unlock_after, counted; /* counted: in the queue's budget */
+	int op_status; /* the operation was refused when received */
+	unsigned int op_flags;
+	void *op_wire, *data, *old;
+	size_t dlen;
 };
 
 struct urel_osc_lockmgr {
@@ -103,6 +123,7 @@ struct urel_osc_lockmgr {
 	unsigned int shared; /* holders of a shared lock */
 	struct urel_osc_lockreq *head, *tail; /* waiting, oldest first */
 	unsigned int queued;
+	size_t queued_bytes, budget; /* piggy-backed bytes kept with queued requests, their limit */
 };
 
 /* 1: granted now (@r not kept); 0: queued (@r kept until granted); -EINVAL: bad type. */
@@ -157,6 +178,10 @@ struct urel_osc_target {
 	bool lock_nocheck;
 	bool granted, unlocked; /* replies seen */
 	bool unlocking; /* an unlock waits for its UNLOCK_ACK */
+	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
+	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
+	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
+	int piggy_status;
 	bool in_access; /* PSCW: in the start group */
 	bool in_exposure; /* PSCW: in the post group */
 	unsigned int posts; /* POSTs from this target not yet consumed by start */
@@ -206,6 +231,7 @@ struct urel_win {
 	int err; /* first failure of an operation, returned by the next completion call */
 	struct urel_osc_fetch *fetches;
 	uint64_t next_id;
+	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
 };
 
 struct urel_osc_ctx {
@@ -221,6 +247,7 @@ struct urel_osc_ctx {
 	uint32_t max_rdma; /* bytes of one put or get */
 	uint64_t dropped; /* malformed or stray messages */
 	uint64_t deferred; /* requests left for a later try: no memory */
+	uint64_t lock_piggy, lock_queued, lock_discarded; /* see struct urel_win_stats */
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
 	pthread_t thread;
 	bool thread_on;
@@ -267,6 +294,10 @@ int urel_osc_self_lock(struct urel_win *w, int type);
 
 /* epoch.c */
 int urel_osc_flush_targets(struct urel_win *w, int target);
+/* A lazy lock on @target not yet requested: request it and wait for the grant. */
+int urel_osc_lazy_acquire(struct urel_win *w, int target);
+/* Under c->lock: @target's lock is lazy and not yet requested. */
+bool urel_osc_is_lazy(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
 #endif /* UREL_OSC_OSC_H */

@@ -256,6 +256,9 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret < 0 ? ret : 0;
+	ret = urel_osc_lazy_acquire(w, target);
+	if (ret)
+		return ret;
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;
 
@@ -268,9 +271,24 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	return 0;
 }
 
+static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_t count,
+			unsigned int type, int target, uint64_t disp, unsigned int op,
+			unsigned int flags, struct urel_win_req *wreq);
+
 UREL_API int urel_win_put(struct urel_win *w, const void *buf, size_t len, int target,
 			  uint64_t disp)
 {
+	bool lazy;
+
+	if (w && buf && len && len <= UREL_OSC_PIGGY_MAX) {
+		pthread_mutex_lock(&w->ctx->lock);
+		lazy = urel_osc_is_lazy(w, target);
+		pthread_mutex_unlock(&w->ctx->lock);
+		/* The first operation of a lazy epoch: it may ride in the lock request. */
+		if (lazy)
+			return urel_osc_acc(w, buf, NULL, len, UREL_WIN_UINT8, target, disp,
+					    UREL_WIN_REPLACE, 0, NULL);
+	}
 	return urel_osc_rdma(w, UREL_OP_PUT, (void *)buf, len, target, disp, NULL);
 }
 
@@ -295,6 +313,11 @@ static void urel_osc_fetch_unlist(struct urel_win *w, struct urel_osc_fetch *f)
 	if (*pp)
 		*pp = f->next;
 	pthread_mutex_unlock(&w->ctx->lock);
+}
+
+static bool urel_osc_granted_one(struct urel_win *w, void *arg)
+{
+	return w->t[*(int *)arg].granted;
 }
 
 /* One accumulate message of @count elements; fetching ones wait for their reply. */
@@ -358,6 +381,65 @@ static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_os
 	return ret ? ret : fp->status;
 }
 
+/*
+ * The first operation of a lazy lock epoch rides in the lock request; the
+ * target applies it once granted and answers with its result. 1: the lock
+ * was not lazy or the target discarded the operation (granted now: send
+ * it the usual way); else the operation's outcome.
+ */
+static int urel_osc_piggy(struct urel_win *w, int target, const struct urel_osc_dest *d,
+			  uint64_t disp, const void *buf, size_t count, unsigned int type,
+			  unsigned int op, unsigned int flags, void *result)
+{
+	struct urel_osc_target *t = d->t;
+	size_t esz = urel_osc_type_size(type),
+	       dlen = count * esz * (flags & UREL_OSC_F_CAS ? 2 : 1);
+	struct urel_osc_wire wi = {
+		.win = w->id, .disp = disp, .count = count, .type = (uint8_t)type, .op = (uint8_t)op
+	};
+	struct urel_osc_fetch f = { 0 };
+	unsigned char zero[UREL_OSC_PIGGY_MAX] = { 0 };
+	int ret;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!t->lazy) {
+		ret = t->lock_status;
+		pthread_mutex_unlock(&w->ctx->lock);
+		return ret ? ret : 1;
+	}
+	t->lazy = false;
+	t->piggy_applied = false;
+	wi.lock_type = (uint8_t)t->lock;
+	if (flags & UREL_OSC_F_FETCH) {
+		f.target = target;
+		f.result = result;
+		f.len = count * esz;
+		f.id = ++w->next_id;
+		f.next = w->fetches;
+		w->fetches = &f;
+	}
+	wi.cookie = f.id;
+	pthread_mutex_unlock(&w->ctx->lock);
+	__atomic_fetch_add(&w->ctx->lock_piggy, 1, __ATOMIC_RELAXED);
+	ret = urel_osc_send(w->ctx, t->peer, UREL_CHAN_CMD, UREL_OSC_LOCK, flags | UREL_OSC_F_PIGGY,
+			    &wi, buf ? buf : zero, dlen);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_granted_one, &target);
+	pthread_mutex_lock(&w->ctx->lock);
+	if (!ret)
+		ret = t->lock_status;
+	if (ret)
+		t->lock_status = ret;
+	else if (!t->piggy_applied)
+		ret = 1; /* discarded: send it now */
+	else
+		ret = flags & UREL_OSC_F_FETCH ? (f.done ? f.status : -EPROTO) : t->piggy_status;
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (flags & UREL_OSC_F_FETCH)
+		urel_osc_fetch_unlist(w, &f);
+	return ret;
+}
+
 static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_t count,
 			unsigned int type, int target, uint64_t disp, unsigned int op,
 			unsigned int flags, struct urel_win_req *wreq)
@@ -400,6 +482,15 @@ static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_
 		return ret < 0 ? ret : 0;
 	/* Dynamic windows address the target by address, the others by byte offset. */
 	base = w->flavor == UREL_WIN_FLAVOR_DYNAMIC ? d.addr : d.off;
+	if (!wreq && count * esz * (cas ? 2 : 1) <= UREL_OSC_PIGGY_MAX) {
+		ret = urel_osc_piggy(w, target, &d, base, buf, count, type, op, flags, result);
+		if (ret != 1)
+			return ret;
+	} else {
+		ret = urel_osc_lazy_acquire(w, target);
+		if (ret)
+			return ret;
+	}
 	per = (w->ctx->max_am - UREL_OSC_HDR) / esz / (cas ? 2 : 1);
 	for (size_t done = 0; done < count;) {
 		size_t n = count - done < per ? count - done : per;
@@ -486,6 +577,9 @@ static int urel_osc_kernel_atomic(struct urel_win *w, int target, enum urel_atom
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret < 0 ? ret : 0;
+	ret = urel_osc_lazy_acquire(w, target);
+	if (ret)
+		return ret;
 	ret = urel_osc_wait(w, urel_osc_am_quiet, &q);
 	if (ret)
 		return ret;
@@ -512,13 +606,18 @@ static uint64_t urel_osc_operand(const void *p, size_t esz)
 }
 
 /* The kernel's atomics apply: a remote 4/8-byte integer, and sum, replace or no-op. */
-static bool urel_osc_kernel_fop(const struct urel_win *w, int target, unsigned int type,
-				unsigned int op)
+static bool urel_osc_kernel_fop(struct urel_win *w, int target, unsigned int type, unsigned int op)
 {
 	size_t esz = urel_osc_type_size(type);
+	bool lazy;
 
 	if (target < 0 || target >= w->size || target == w->rank)
 		return false;
+	pthread_mutex_lock(&w->ctx->lock);
+	lazy = urel_osc_is_lazy(w, target);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (lazy)
+		return false; /* the first operation of a lazy epoch rides in the lock request */
 	if (!urel_osc_type_is_int(type) || (esz != 4 && esz != 8))
 		return false;
 	return op == UREL_WIN_SUM || op == UREL_WIN_REPLACE || op == UREL_WIN_NO_OP;

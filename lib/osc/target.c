@@ -63,33 +63,12 @@ static struct urel_osc_reply *urel_osc_reply(struct urel_osc_reply ***tail,
 	return r;
 }
 
-/* Grants of the lock manager: to ourselves a flag, to others a LOCK_ACK. */
-static void urel_osc_grants(struct urel_win *w, struct urel_osc_lockreq *g,
-			    struct urel_osc_reply ***tail)
+/* Check an accumulate completely; 0 and where it applies in *@p, or its error. */
+static int urel_osc_acc_check(struct urel_win *w, unsigned int flags,
+			      const struct urel_osc_wire *wi, size_t dlen, void **p)
 {
-	while (g) {
-		struct urel_osc_lockreq *next = g->next;
-
-		w->t[g->origin].held = g->type;
-		if (g->origin == w->rank) {
-			w->t[w->rank].granted = true;
-			free(g->grant);
-		} else {
-			urel_osc_reply(tail, g->grant, w->t[g->origin].peer, UREL_CHAN_CMD,
-				       UREL_OSC_LOCK_ACK, w->id, g->cookie, 0);
-		}
-		free(g);
-		g = next;
-	}
-}
-
-static int urel_osc_on_acc(struct urel_win *w, const struct urel_am_hdr *h,
-			   const struct urel_osc_wire *wi, const void *data, size_t dlen,
-			   void **old)
-{
-	bool fetch = h->flags & UREL_OSC_F_FETCH, cas = h->flags & UREL_OSC_F_CAS;
+	bool fetch = flags & UREL_OSC_F_FETCH, cas = flags & UREL_OSC_F_CAS;
 	size_t esz = urel_osc_type_size(wi->type);
-	void *p;
 	int ret;
 
 	ret = urel_osc_op_check(wi->type, wi->op, fetch);
@@ -99,13 +78,27 @@ static int urel_osc_on_acc(struct urel_win *w, const struct urel_am_hdr *h,
 		return UREL_WIN_ERR_TYPE;
 	if (!wi->count || wi->count > dlen || dlen != wi->count * esz * (cas ? 2 : 1))
 		return -EINVAL;
-	ret = urel_osc_local_range(w, wi->disp, wi->count * esz, &p);
+	ret = urel_osc_local_range(w, wi->disp, wi->count * esz, p);
 	if (ret)
 		return ret;
-	if ((uintptr_t)p % esz)
+	if ((uintptr_t)*p % esz)
 		return -EINVAL;
+	return 0;
+}
+
+static int urel_osc_on_acc(struct urel_win *w, const struct urel_am_hdr *h,
+			   const struct urel_osc_wire *wi, const void *data, size_t dlen,
+			   void **old)
+{
+	bool fetch = h->flags & UREL_OSC_F_FETCH, cas = h->flags & UREL_OSC_F_CAS;
+	void *p;
+	int ret;
+
+	ret = urel_osc_acc_check(w, h->flags, wi, dlen, &p);
+	if (ret)
+		return ret;
 	if (fetch) {
-		*old = malloc(wi->count * esz);
+		*old = malloc(wi->count * urel_osc_type_size(wi->type));
 		if (!*old)
 			return -ENOMEM;
 	}
@@ -131,8 +124,8 @@ static void urel_osc_on_acc_ack(struct urel_win *w, int src, const struct urel_a
 	for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
 		if (f->id != wi->cookie || f->target != src || f->done)
 			continue;
-		f->status = wi->status;
-		if (!wi->status && dlen != f->len)
+		f->status = h->op == UREL_OSC_LOCK_ACK ? (int)(int64_t)wi->base : wi->status;
+		if (!f->status && dlen != f->len)
 			f->status = -EPROTO;
 		if (!f->status)
 			memcpy(f->result, data, dlen);
@@ -142,10 +135,92 @@ static void urel_osc_on_acc_ack(struct urel_win *w, int src, const struct urel_a
 	__atomic_fetch_add(&w->ctx->dropped, 1, __ATOMIC_RELAXED);
 }
 
-static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_osc_wire *wi,
+static void urel_osc_lockreq_free(struct urel_osc_lockreq *r)
+{
+	free(r->op_wire);
+	free(r->data);
+	free(r->old);
+	free(r);
+}
+
+/* Apply a granted request's piggy-backed operation into its LOCK_ACK @rep. */
+static void urel_osc_grant_op(struct urel_win *w, struct urel_osc_lockreq *g,
+			      struct urel_osc_reply *rep)
+{
+	const struct urel_osc_wire *wi = g->op_wire;
+	int status = g->op_status;
+	void *p;
+
+	rep->flags |= UREL_OSC_F_PIGGY | (g->op_flags & UREL_OSC_F_FETCH);
+	if (!status) /* again: a dynamic window may have changed while it waited */
+		status = urel_osc_acc_check(w, g->op_flags, wi, g->dlen, &p);
+	if (!status) {
+		urel_osc_apply(p, g->data, g->old, wi->count, wi->type, wi->op,
+			       g->op_flags & UREL_OSC_F_CAS);
+		if (g->old) {
+			rep->data = g->old;
+			rep->dlen = wi->count * urel_osc_type_size(wi->type);
+			g->old = NULL;
+		}
+	}
+	rep->wire.base = (uint64_t)(int64_t)status;
+}
+
+/*
+ * Grants of the lock manager: to ourselves a flag, to others a LOCK_ACK
+ * (with a piggy-backed operation applied now). A request that asked to be
+ * released once granted is, and what that grants follows.
+ */
+static void urel_osc_grants(struct urel_win *w, struct urel_osc_lockreq *g,
 			    struct urel_osc_reply ***tail)
 {
+	while (g) {
+		struct urel_osc_lockreq *next = g->next, *more = NULL, **end;
+		struct urel_osc_reply *rep;
+
+		w->t[g->origin].held = g->type;
+		if (g->origin == w->rank) {
+			w->t[w->rank].granted = true;
+			free(g->grant);
+			urel_osc_lockreq_free(g);
+			g = next;
+			continue;
+		}
+		rep = urel_osc_reply(tail, g->grant, w->t[g->origin].peer, UREL_CHAN_CMD,
+				     UREL_OSC_LOCK_ACK, w->id, g->cookie, 0);
+		if (g->piggy)
+			urel_osc_grant_op(w, g, rep);
+		if (g->counted)
+			w->lm.queued_bytes -= g->dlen;
+		if (g->unlock_after) {
+			rep->flags |= UREL_OSC_F_UNLOCK;
+			w->t[g->origin].held = 0;
+			urel_osc_lock_release(&w->lm, g->type, &more);
+			for (end = &more; *end; end = &(*end)->next)
+				;
+			*end = next;
+			next = more;
+		}
+		urel_osc_lockreq_free(g);
+		g = next;
+	}
+}
+
+/*
+ * A lock request, with perhaps an operation to apply once granted or a
+ * release to do then. Queued with an operation: kept within the window's
+ * budget (LOCK_QUEUED) or dropped (LOCK_DISCARDED, the origin sends it
+ * again), answered with *@spare. Everything is allocated before the lock
+ * manager sees the request.
+ */
+static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_am_hdr *h,
+			    const struct urel_osc_wire *wi, const void *data, size_t dlen,
+			    struct urel_osc_reply **spare, struct urel_osc_reply ***tail)
+{
 	struct urel_osc_lockreq *r;
+	struct urel_osc_reply *q;
+	bool fetch = h->flags & UREL_OSC_F_FETCH;
+	void *p;
 	int ret;
 
 	if (w->t[src].held)
@@ -156,6 +231,8 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_osc_w
 	}
 	if (w->lm.queued >= (unsigned int)w->size * UREL_OSC_LOCK_QUEUE_PER_RANK)
 		return -EBUSY;
+	if (wi->lock_type != UREL_WIN_LOCK_SHARED && wi->lock_type != UREL_WIN_LOCK_EXCLUSIVE)
+		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -164,19 +241,55 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_osc_w
 		free(r);
 		return -ENOMEM;
 	}
+	r->unlock_after = h->flags & UREL_OSC_F_UNLOCK;
+	if (h->flags & UREL_OSC_F_PIGGY) {
+		r->piggy = true;
+		r->op_flags = h->flags & (UREL_OSC_F_FETCH | UREL_OSC_F_CAS);
+		r->op_status = dlen > UREL_OSC_PIGGY_MAX
+				       ? -EINVAL
+				       : urel_osc_acc_check(w, r->op_flags, wi, dlen, &p);
+		if (!r->op_status) {
+			r->op_wire = malloc(sizeof(*wi));
+			r->data = malloc(dlen);
+			if (fetch)
+				r->old = malloc(wi->count * urel_osc_type_size(wi->type));
+			if (!r->op_wire || !r->data || (fetch && !r->old)) {
+				free(r->grant);
+				urel_osc_lockreq_free(r);
+				return -ENOMEM;
+			}
+			memcpy(r->op_wire, wi, sizeof(*wi));
+			memcpy(r->data, data, dlen);
+			r->dlen = dlen;
+		}
+	}
 	r->type = wi->lock_type;
 	r->origin = src;
 	r->cookie = wi->cookie;
 	ret = urel_osc_lock_acquire(&w->lm, r);
-	if (ret < 0) {
-		free(r->grant);
-		free(r);
-		return ret;
-	}
 	if (ret == 1) {
 		r->next = NULL;
 		urel_osc_grants(w, r, tail);
+		return 0;
 	}
+	if (!r->piggy)
+		return 0;
+	/* Queued with an operation: keep it within the budget, or drop it. */
+	q = urel_osc_reply(tail, *spare, w->t[src].peer, UREL_CHAN_CMD, UREL_OSC_LOCK_QUEUED, w->id,
+			   wi->cookie, 0);
+	*spare = NULL;
+	if (r->op_status || w->lm.queued_bytes + r->dlen <= w->lm.budget) {
+		w->lm.queued_bytes += r->dlen;
+		r->counted = true;
+		return 0;
+	}
+	q->op = UREL_OSC_LOCK_DISCARDED;
+	r->piggy = false;
+	free(r->op_wire);
+	free(r->data);
+	free(r->old);
+	r->op_wire = r->data = r->old = NULL;
+	r->dlen = 0;
 	return 0;
 }
 
@@ -264,7 +377,7 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		urel_osc_on_acc_ack(w, src, h, wi, data, dlen);
 		return 1;
 	case UREL_OSC_LOCK:
-		ret = urel_osc_on_lock(w, src, wi, tail);
+		ret = urel_osc_on_lock(w, src, h, wi, data, dlen, spare, tail);
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret) {
@@ -274,13 +387,25 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		}
 		return 1;
 	case UREL_OSC_LOCK_ACK:
-		if (t->lock && !t->granted) {
-			t->granted = true;
-			if (wi->status && !w->err)
-				w->err = wi->status;
+		if (!t->lock || t->granted)
+			return 0;
+		t->granted = true;
+		t->lock_status = wi->status;
+		if ((h->flags & UREL_OSC_F_UNLOCK) || (wi->status && t->unlocking))
+			t->unlocked = true;
+		if (wi->status || !(h->flags & UREL_OSC_F_PIGGY))
 			return 1;
-		}
-		return 0;
+		t->piggy_applied = true;
+		t->piggy_status = (int)(int64_t)wi->base;
+		if (h->flags & UREL_OSC_F_FETCH)
+			urel_osc_on_acc_ack(w, src, h, wi, data, dlen);
+		return 1;
+	case UREL_OSC_LOCK_QUEUED:
+		__atomic_fetch_add(&w->ctx->lock_queued, 1, __ATOMIC_RELAXED);
+		return 1;
+	case UREL_OSC_LOCK_DISCARDED:
+		__atomic_fetch_add(&w->ctx->lock_discarded, 1, __ATOMIC_RELAXED);
+		return 1;
 	case UREL_OSC_UNLOCK:
 		ret = urel_osc_on_unlock(w, src, wi->lock_type, tail);
 		urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id,

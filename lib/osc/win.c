@@ -58,6 +58,9 @@ static void urel_osc_destroy(struct urel_win *w)
 
 		w->lm.head = r->next;
 		free(r->grant);
+		free(r->op_wire);
+		free(r->data);
+		free(r->old);
 		free(r);
 	}
 	if (w->owns_base)
@@ -65,6 +68,19 @@ static void urel_osc_destroy(struct urel_win *w)
 	urel_group_free(w->g);
 	urel_osc_ctx_put(w->ctx);
 	free(w);
+}
+
+static size_t urel_osc_env_size(const char *name, size_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	return errno || *end ? dflt : (size_t)n;
 }
 
 static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
@@ -83,6 +99,8 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	}
 	w->flavor = flavor;
 	w->base = base;
+	w->lm.budget = urel_osc_env_size("UREL_WIN_LOCK_QUEUE_BYTES", UREL_OSC_LOCK_QUEUE_BYTES);
+	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
 	w->len = size;
 	w->owns_base = owns_base;
 	ret = urel_osc_ctx_get(g, &w->ctx);
@@ -278,6 +296,9 @@ UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
 		return -EINVAL;
 	st->dropped = __atomic_load_n(&w->ctx->dropped, __ATOMIC_RELAXED);
 	st->deferred = __atomic_load_n(&w->ctx->deferred, __ATOMIC_RELAXED);
+	st->lock_piggy = __atomic_load_n(&w->ctx->lock_piggy, __ATOMIC_RELAXED);
+	st->lock_queued = __atomic_load_n(&w->ctx->lock_queued, __ATOMIC_RELAXED);
+	st->lock_discarded = __atomic_load_n(&w->ctx->lock_discarded, __ATOMIC_RELAXED);
 	return 0;
 }
 

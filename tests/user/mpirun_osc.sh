@@ -1,8 +1,10 @@
 #!/bin/bash
 # In-VM test: one-sided windows over jobs started by Open MPI's mpirun (PMIx
 # bootstrap): tests/user/osc_job.c on N ranks, ITERS iterations of each
-# contended case. Usage: mpirun_osc.sh "NP ITERS" ... (default: 2 and 3 ranks,
-# short), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
+# contended case. Usage: mpirun_osc.sh "NP ITERS [VAR=VALUE]" ... (default: 2
+# and 3 ranks, short; VAR=VALUE goes to every rank's environment), then 3 ranks
+# with UREL_WIN_LOCK_QUEUE_BYTES=0 (lazy locks whose queued requests' operations
+# are discarded and sent again), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
 # progress thread the target computes while the origins lock and accumulate;
 # without it (UREL_OSC_PROGRESS_THREAD=0, the control) nothing is served meanwhile. Every rank checks; mpirun fails if any rank does, and rank 0 prints
 # the success line only when every rank passed every case.
@@ -13,9 +15,9 @@ export HOME=/tmp OMPI_MCA_plm_rsh_agent=false
 export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp
 fails=0
 run() {
-	local np=$1 iters=$2 out
-	echo "mpirun -np $np osc_job $iters"
-	if ! out=$(timeout 500 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+	local np=$1 iters=$2 env=${3:-UREL_WIN_LAZY_LOCK=1} out
+	echo "mpirun -np $np osc_job $iters ($env)"
+	if ! out=$(timeout 500 mpirun --allow-run-as-root --oversubscribe -x "$env" -np "$np" \
 		"$job" "$iters" 2>&1); then
 		echo "$out"
 		echo "FAIL: mpirun -np $np osc_job $iters"
@@ -33,6 +35,7 @@ for c in "$@"; do
 	# shellcheck disable=SC2086
 	run $c
 done
+run 3 3 UREL_WIN_LOCK_QUEUE_BYTES=0
 # The example, as a user runs it (built without sanitizers).
 echo "mpirun -np 3 counter 30 7"
 if out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \

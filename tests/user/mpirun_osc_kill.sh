@@ -15,7 +15,7 @@ export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
 np=4
 # Streamed to the log as it comes, so a hang shows how far each rank got.
 log=$(mktemp)
-timeout 400 mpirun --allow-run-as-root --oversubscribe --enable-recovery -np $np "$prog" 2>&1 |
+timeout 400 mpirun --allow-run-as-root --oversubscribe --enable-recovery -x UREL_WIN_LAZY_LOCK=0 -np $np "$prog" 2>&1 |
 	tee "$log"
 rc=${PIPESTATUS[0]}
 out=$(cat "$log")

@@ -494,6 +494,110 @@ static void test_locks(struct urel_group *g)
 	OK(urel_win_free(w));
 }
 
+/*
+ * Lazy locks (usnicrel_win(7)): every rank locks rank 0 exclusively and
+ * its first operation (a fetch-and-op, an accumulate, a compare-and-swap
+ * or a small put) rides in the lock request, then a non-atomic
+ * read-modify-write that exclusion must keep whole; empty epochs in
+ * between. In the first round rank 0 holds its own lock meanwhile, so the
+ * requests queue (their operations kept, or discarded and sent again
+ * under UREL_WIN_LOCK_QUEUE_BYTES=0). Counters exact, fetched values a
+ * permutation, and the replies seen consistent with the budget.
+ */
+static void test_lazy(struct urel_group *g)
+{
+	const char *qb = getenv("UREL_WIN_LOCK_QUEUE_BYTES");
+	bool no_budget = qb && !strcmp(qb, "0");
+	uint64_t n = (uint64_t)iters * (uint64_t)nranks, one = 1, v, cmp, old;
+	uint64_t *got = calloc((size_t)iters, 8), *all = calloc((size_t)n, 8);
+	uint64_t counts[3], *allc = calloc((size_t)nranks * 3, 8);
+	struct urel_win_stats st0, st;
+	struct urel_win *w;
+	uint64_t *mem;
+
+	OK(urel_win_allocate(g, (size_t)(8 + nranks) * 8, 8, (void **)&mem, &w));
+	OK(urel_win_stats(w, &st0));
+	for (int i = 0; i < iters; i++) {
+		if (i == 0 && rank == 0) /* hold it so that the others' requests queue */
+			OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
+		OK(urel_group_barrier(g));
+		if (i == 0 && rank == 0) {
+			usleep(200000);
+			OK(urel_win_unlock(w, 0));
+		}
+		OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
+		OK(urel_win_fetch_and_op(w, &one, &got[i], UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM));
+		OK(urel_win_get(w, &v, 8, 0, 1));
+		OK(urel_win_flush(w, 0));
+		v++;
+		OK(urel_win_put(w, &v, 8, 0, 1));
+		OK(urel_win_unlock(w, 0));
+
+		OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0)); /* empty */
+		OK(urel_win_unlock(w, 0));
+
+		OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 0, 0));
+		OK(urel_win_accumulate(w, &one, 1, UREL_WIN_UINT64, 0, 2, UREL_WIN_SUM));
+		OK(urel_win_unlock(w, 0));
+
+		/* Compare-and-swap increment: the first try rides in the lock request. */
+		OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
+		for (cmp = 0;; cmp = old) {
+			v = cmp + 1;
+			OK(urel_win_compare_and_swap(w, &v, &cmp, &old, UREL_WIN_UINT64, 0, 3));
+			if (old == cmp)
+				break;
+		}
+		OK(urel_win_unlock(w, 0));
+
+		OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 0, 0));
+		v = ((uint64_t)rank << 32) | (uint64_t)i;
+		OK(urel_win_put(w, &v, 8, 0, 8 + (uint64_t)rank));
+		OK(urel_win_unlock(w, 0));
+	}
+	OK(urel_win_stats(w, &st));
+	counts[0] = st.lock_piggy - st0.lock_piggy;
+	counts[1] = st.lock_queued - st0.lock_queued;
+	counts[2] = st.lock_discarded - st0.lock_discarded;
+	if (rank != 0)
+		CHECK(counts[0] >= (uint64_t)iters * 4, "only %llu operations piggy-backed",
+		      (unsigned long long)counts[0]);
+	CHECK(!(no_budget ? counts[1] : counts[2]), "%s replies with a budget of %s",
+	      no_budget ? "LOCK_QUEUED" : "LOCK_DISCARDED", qb ? qb : "default");
+	OK(urel_group_allgather(g, got, (size_t)iters * 8, all));
+	OK(urel_group_allgather(g, counts, sizeof(counts), allc));
+	OK(urel_group_barrier(g));
+	if (rank == 0) {
+		unsigned char *seen = calloc((size_t)n, 1);
+		uint64_t sum[3] = { 0 };
+
+		for (int c = 0; c < 4; c++)
+			CHECK(mem[c] == n, "lazy counter %d: %llu, want %llu", c,
+			      (unsigned long long)mem[c], (unsigned long long)n);
+		for (int r = 0; r < nranks; r++)
+			CHECK(mem[8 + r] == (((uint64_t)r << 32) | (uint64_t)(iters - 1)),
+			      "lazy put of rank %d: %llx", r, (unsigned long long)mem[8 + r]);
+		for (uint64_t i = 0; i < n; i++) {
+			if (all[i] >= n || seen[all[i]]++) {
+				failf(__LINE__, "lazy: fetched value %llu twice or out of range",
+				      (unsigned long long)all[i]);
+				break;
+			}
+		}
+		for (int r = 0; r < nranks * 3; r++)
+			sum[r % 3] += allc[r];
+		printf("osc_job: lazy: %llu piggy-backed, %llu queued, %llu discarded\n",
+		       (unsigned long long)sum[0], (unsigned long long)sum[1],
+		       (unsigned long long)sum[2]);
+		free(seen);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	free(got);
+	free(all);
+	free(allc);
+}
+
 /* Dynamic windows: attach two regions, learn the neighbour's addresses, access them. */
 static void test_dynamic(struct urel_group *g)
 {
@@ -638,7 +742,7 @@ int main(int argc, char **argv)
 		{ "pscw", test_pscw },	       { "dynamic", test_dynamic },
 		{ "counter", test_counter },   { "cas_mutex", test_cas_mutex },
 		{ "locks", test_locks },       { "accumulate", test_accumulate },
-		{ "requests", test_requests },
+		{ "requests", test_requests }, { "lazy", test_lazy },
 	};
 	verbose = getenv("OSC_JOB_VERBOSE") != NULL;
 	if (verbose)
