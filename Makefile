@@ -38,6 +38,7 @@ TOOL_BINS := $(TOOL_SRCS:tools/%.c=$(BUILD)/tools/%)
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/mpi/*.c)))
+FI_TESTS := $(patsubst tests/fi/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/fi/*.c)))
 PROV_SRCS := $(sort $(wildcard prov/*.c))
 PROV_OBJS := $(PROV_SRCS:%.c=$(BUILD)/%.o)
 
@@ -89,7 +90,7 @@ $(BUILD)/examples/%: examples/%.c $(wildcard include/*.h) $(BUILD)/libusnicrel.s
 
 # Tests link the sanitized library objects statically: ASan and UBSan cover both.
 # The in-VM tests also run the tools and the examples.
-tests: $(TESTS) tools examples prov $(MPI_TESTS)
+tests: $(TESTS) tools examples prov $(MPI_TESTS) $(FI_TESTS)
 $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -Itests/user -o $@ $< $(LIB_SAN_OBJS) $(PMIX_LIBS) -lpthread \
@@ -97,6 +98,11 @@ $(BUILD)/tests/%: tests/user/%.c $(LIB_SAN_OBJS) $(wildcard tests/user/*.h)
 # Allocation-failure tests route every allocation through tests/user/urt_nomem.h.
 $(BUILD)/tests/vm_nomem_%: TEST_LDFLAGS = \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+
+# libfabric programs (tests/fi/) for the provider's tests: libfabric's API only.
+$(BUILD)/tests/fi_%: tests/fi/fi_%.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lfabric
 
 # MPI programs (tests/mpi/) for the provider's tests, built with Open MPI's mpicc.
 $(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
@@ -203,7 +209,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

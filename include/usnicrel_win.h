@@ -45,6 +45,7 @@ struct urel_win;
 #define UREL_WIN_ERR_ATTACH (-EFAULT) /* dynamic: no one attached region covers it */
 #define UREL_WIN_ERR_FLAVOR (-EMEDIUMTYPE) /* not for this window's flavor */
 #define UREL_WIN_ERR_TYPE (-EDOM) /* operation undefined on this datatype */
+#define UREL_WIN_ERR_PEER (-EHOSTDOWN) /* a rank the call waits on died (its process is gone) */
 
 /* A target rank that makes an operation complete at once, doing nothing (MPI_PROC_NULL). */
 #define UREL_WIN_RANK_NULL (-2)
@@ -155,6 +156,33 @@ int urel_win_fetch_and_op(struct urel_win *w, const void *operand, void *result,
 /* Integer types only (else UREL_WIN_ERR_TYPE). */
 int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const void *compare,
 			      void *result, enum urel_win_type type, int target, uint64_t disp);
+
+/* --- Request-based operations ------------------------------------------- */
+/*
+ * As urel_win_put(), urel_win_get(), urel_win_accumulate() and
+ * urel_win_get_accumulate(), in a passive-target epoch only (lock or
+ * lock_all; else UREL_WIN_ERR_SYNC), each returning in *@reqp a request
+ * that completes when the operation did locally (@buf may be reused, a
+ * get's or fetch's result is in place). Flush, unlock and unlock_all
+ * complete them at the target too; every request must still be tested to
+ * completion or waited for, before the window is freed.
+ */
+struct urel_win_req;
+
+int urel_win_rput(struct urel_win *w, const void *buf, size_t len, int target, uint64_t disp,
+		  struct urel_win_req **reqp);
+int urel_win_rget(struct urel_win *w, void *buf, size_t len, int target, uint64_t disp,
+		  struct urel_win_req **reqp);
+int urel_win_raccumulate(struct urel_win *w, const void *buf, size_t count, enum urel_win_type type,
+			 int target, uint64_t disp, enum urel_win_op op,
+			 struct urel_win_req **reqp);
+int urel_win_rget_accumulate(struct urel_win *w, const void *buf, void *result, size_t count,
+			     enum urel_win_type type, int target, uint64_t disp,
+			     enum urel_win_op op, struct urel_win_req **reqp);
+/* 1: complete (the request is freed), 0: not yet, or the operation's error (freed too). */
+int urel_win_req_test(struct urel_win_req *req);
+/* Wait for completion; frees the request; 0 or the operation's error. */
+int urel_win_req_wait(struct urel_win_req *req);
 
 /* --- Epochs -------------------------------------------------------------- */
 

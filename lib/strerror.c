@@ -93,6 +93,8 @@ UREL_API const char *urel_strerror(int err)
 	case EDOM:
 		return "operation undefined on this datatype (compare-and-swap and bitwise or "
 		       "logical accumulates need an integer type)";
+	case EHOSTDOWN:
+		return "a rank the window call waits on died (its process is gone)";
 	default:
 		return strerror(err);
 	}

@@ -2,6 +2,14 @@
 /*
  * urel provider: the domain, one open usnic_rel device. Endpoints bind the
  * info's source address; no memory registration is needed for messages.
+ *
+ * The library binds a registration to one endpoint, and a peer's RMA reaches
+ * the registrations of the endpoint it addresses. So a domain's
+ * registrations all belong to one library endpoint: the first fi_endpoint's,
+ * or one made by an fi_mr_reg that comes first and handed to the first
+ * fi_endpoint (same address). It outlives that endpoint while registrations
+ * remain, parked for the next one. Further endpoints of the domain have
+ * library endpoints of their own: they initiate RMA but are no targets.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +20,63 @@ static int urel_fi_domain_close(struct fid *fid)
 {
 	struct urel_fi_domain *d = container_of(fid, struct urel_fi_domain, fid.fid);
 
+	pthread_mutex_lock(&d->lock);
+	if (d->nmr || d->rma_owner) {
+		pthread_mutex_unlock(&d->lock);
+		return -FI_EBUSY;
+	}
+	if (d->rma_uep)
+		urel_ep_destroy(d->rma_uep);
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_destroy(&d->lock);
 	urel_device_close(d->dev);
 	free(d);
 	return 0;
+}
+
+int urel_fi_domain_ep_get(struct urel_fi_domain *d, struct urel_fi_ep *ep,
+			  const struct sockaddr *src, socklen_t srclen, struct urel_ep **uep)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->rma_uep && !d->rma_owner) {
+		if (srclen != d->srclen || memcmp(src, &d->src, srclen)) {
+			UREL_FI_WARN(FI_LOG_EP_CTRL,
+				     "the domain's registrations are bound to its "
+				     "address: an endpoint elsewhere cannot take them\n");
+			ret = -FI_EINVAL;
+		} else {
+			*uep = d->rma_uep;
+			d->rma_owner = ep;
+		}
+		pthread_mutex_unlock(&d->lock);
+		return ret;
+	}
+	ret = urel_ep_create(d->dev, src, srclen, NULL, uep);
+	if (!ret && !d->rma_uep) {
+		d->rma_uep = *uep;
+		d->rma_owner = ep;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+/* @drained: no operation of @ep is outstanding any more, so the endpoint can be parked. */
+void urel_fi_domain_ep_put(struct urel_fi_domain *d, struct urel_fi_ep *ep, bool drained)
+{
+	pthread_mutex_lock(&d->lock);
+	if (d->rma_owner == ep) {
+		d->rma_owner = NULL;
+		if (d->nmr && drained) {
+			pthread_mutex_unlock(&d->lock);
+			return;
+		}
+		/* Registrations left behind by an endpoint that did not drain die with it. */
+		d->rma_uep = NULL;
+	}
+	pthread_mutex_unlock(&d->lock);
+	urel_ep_destroy(ep->uep);
 }
 
 static struct fi_ops urel_fi_domain_fid_ops = {
@@ -60,13 +122,6 @@ static int urel_fi_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr, st
 	return -FI_ENOSYS;
 }
 
-static int urel_fi_no_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-			     struct fi_atomic_attr *attr, uint64_t flags)
-{
-	(void)domain, (void)datatype, (void)op, (void)attr, (void)flags;
-	return -FI_EOPNOTSUPP;
-}
-
 static struct fi_ops_domain urel_fi_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = urel_fi_av_open,
@@ -77,39 +132,7 @@ static struct fi_ops_domain urel_fi_domain_ops = {
 	.poll_open = urel_fi_no_poll,
 	.stx_ctx = urel_fi_no_stx,
 	.srx_ctx = urel_fi_no_srx,
-	.query_atomic = urel_fi_no_atomic,
-};
-
-static int urel_fi_no_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-			     uint64_t offset, uint64_t requested_key, uint64_t flags,
-			     struct fid_mr **mr, void *context)
-{
-	(void)fid, (void)buf, (void)len, (void)access, (void)offset, (void)requested_key;
-	(void)flags, (void)mr, (void)context;
-	return -FI_ENOSYS;
-}
-
-static int urel_fi_no_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
-			      uint64_t access, uint64_t offset, uint64_t requested_key,
-			      uint64_t flags, struct fid_mr **mr, void *context)
-{
-	(void)fid, (void)iov, (void)count, (void)access, (void)offset, (void)requested_key;
-	(void)flags, (void)mr, (void)context;
-	return -FI_ENOSYS;
-}
-
-static int urel_fi_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
-				 struct fid_mr **mr)
-{
-	(void)fid, (void)attr, (void)flags, (void)mr;
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_mr urel_fi_mr_ops = {
-	.size = sizeof(struct fi_ops_mr),
-	.reg = urel_fi_no_mr_reg,
-	.regv = urel_fi_no_mr_regv,
-	.regattr = urel_fi_no_mr_regattr,
+	.query_atomic = urel_fi_query_atomic,
 };
 
 int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domp,
@@ -137,6 +160,7 @@ int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct 
 	memcpy(&d->src, info->src_addr, info->src_addrlen);
 	d->srclen = (socklen_t)info->src_addrlen;
 	d->caps = info->caps;
+	pthread_mutex_init(&d->lock, NULL);
 	d->fid.fid.fclass = FI_CLASS_DOMAIN;
 	d->fid.fid.context = context;
 	d->fid.fid.ops = &urel_fi_domain_fid_ops;

@@ -185,11 +185,15 @@ static int urel_fi_ep_control(struct fid *fid, int command, void *arg)
 static int urel_fi_ep_close(struct fid *fid)
 {
 	struct urel_fi_ep *ep = container_of(fid, struct urel_fi_ep, fid.fid);
+	bool drained;
 
+	/* Writes and reads still under way finish first (bounded: a peer may be gone). */
+	drained = urel_fi_rma_drain(ep, 2000);
 	if (ep->tx_cq)
 		urel_fi_cq_unbind_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
 		urel_fi_cq_unbind_ep(ep->rx_cq, ep);
+	ep->tx_cq = ep->rx_cq = NULL;
 	if (ep->av)
 		urel_fi_av_unbind_ep(ep->av, ep);
 	/* Closing the context frees its requests: drop ours first. */
@@ -201,7 +205,9 @@ static int urel_fi_ep_close(struct fid *fid)
 		free(op);
 	}
 	urel_msg_close(ep->m);
-	urel_ep_destroy(ep->uep);
+	/* The domain keeps a drained endpoint that registrations still name. */
+	urel_fi_domain_ep_put(ep->dom, ep, drained && !ep->nrma);
+	urel_fi_rma_free_all(ep);
 	free(ep->peer_of);
 	free(ep->addr_of);
 	pthread_mutex_destroy(&ep->lock);
@@ -358,6 +364,7 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	struct urel_fi_domain *d = container_of(domain, struct urel_fi_domain, fid);
 	const struct sockaddr *src = (struct sockaddr *)&d->src;
 	socklen_t srclen = d->srclen;
+	struct urel_ep_info uinfo;
 	struct urel_fi_ep *ep;
 	int ret;
 
@@ -376,17 +383,27 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	ep->tx_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	pthread_mutex_init(&ep->lock, NULL);
-	ret = urel_ep_create(d->dev, src, srclen, NULL, &ep->uep);
+	ret = urel_fi_domain_ep_get(d, ep, src, srclen, &ep->uep);
 	if (ret) {
 		UREL_FI_WARN(FI_LOG_EP_CTRL, "cannot create the endpoint: %s\n",
 			     urel_strerror(ret));
 		goto err;
 	}
-	ret = urel_msg_open(ep->uep, NULL, &ep->m);
+	/* A put or get the staging area holds with room to spare (as the library's osc does). */
+	ret = urel_ep_query(ep->uep, &uinfo);
+	if (!ret) {
+		ep->rma_piece = uinfo.max_msg[UREL_CHAN_DATA];
+		if (ep->rma_piece > uinfo.staging_size / 4)
+			ep->rma_piece = uinfo.staging_size / 4;
+		if (!ep->rma_piece)
+			ret = -EMSGSIZE;
+	}
+	if (!ret)
+		ret = urel_msg_open(ep->uep, NULL, &ep->m);
 	if (ret) {
 		UREL_FI_WARN(FI_LOG_EP_CTRL, "cannot start tagged messaging: %s\n",
 			     urel_strerror(ret));
-		urel_ep_destroy(ep->uep);
+		urel_fi_domain_ep_put(d, ep, true);
 		goto err;
 	}
 	ep->fid.fid.fclass = FI_CLASS_EP;
@@ -396,6 +413,8 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	ep->fid.cm = &urel_fi_cm_ops;
 	ep->fid.msg = &urel_fi_msg_ops;
 	ep->fid.tagged = &urel_fi_tagged_ops;
+	ep->fid.rma = &urel_fi_rma_ops;
+	ep->fid.atomic = &urel_fi_atomic_ops;
 	*epp = &ep->fid;
 	return 0;
 err:

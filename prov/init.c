@@ -136,12 +136,31 @@ static bool urel_fi_addr_format_ok(uint32_t fmt, int family)
 		return false;                                                                      \
 	} while (0)
 
+/*
+ * RMA and atomics need an application that takes provider keys and
+ * allocated memory (API 1.5 mode bits; FI_MR_BASIC would want virtual
+ * addresses, FI_MR_SCALABLE its own keys). No hints: our mode.
+ */
+static bool urel_fi_rma_mr_ok(const struct fi_info *h)
+{
+	uint64_t want = UREL_FI_MR_MODE;
+
+	if (!h || !h->domain_attr)
+		return true;
+	return (h->domain_attr->mr_mode & want) == want &&
+	       !(h->domain_attr->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE));
+}
+
 /* Does @h ask for nothing beyond what the provider does? */
 static bool urel_fi_hints_ok(const struct fi_info *h)
 {
 	const struct fi_domain_attr *d = h->domain_attr;
 	const struct fi_ep_attr *e = h->ep_attr;
 
+	if ((h->caps & UREL_FI_RMA_PRIMARY) && !urel_fi_rma_mr_ok(h))
+		UREL_FI_REJECT("RMA or atomics with mr_mode %#x (needs FI_MR_ALLOCATED and "
+			       "FI_MR_PROV_KEY)\n",
+			       h->domain_attr->mr_mode);
 	if (h->caps & ~UREL_FI_CAPS)
 		UREL_FI_REJECT("caps %#llx unsupported\n",
 			       (unsigned long long)(h->caps & ~UREL_FI_CAPS));
@@ -181,6 +200,8 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 			UREL_FI_REJECT("inject_size %zu\n", h->tx_attr->inject_size);
 		if (h->tx_attr->iov_limit > 1)
 			UREL_FI_REJECT("tx iov_limit %zu\n", h->tx_attr->iov_limit);
+		if (h->tx_attr->rma_iov_limit > 1)
+			UREL_FI_REJECT("rma_iov_limit %zu\n", h->tx_attr->rma_iov_limit);
 		if (h->tx_attr->size > UREL_FI_QUEUE_SIZE)
 			UREL_FI_REJECT("tx size %zu\n", h->tx_attr->size);
 	}
@@ -202,11 +223,21 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t version)
 {
 	uint64_t caps = h && h->caps ? h->caps : UREL_FI_CAPS;
+	bool rma;
 
+	/* No caps asked: RMA only where the application's MR modes allow it. */
+	if ((!h || !h->caps) && !urel_fi_rma_mr_ok(h))
+		caps &= ~(UREL_FI_RMA_PRIMARY | UREL_FI_RMA_SECONDARY);
 	/* Asked only for primary caps: add the secondary ones we always have. */
 	caps |= FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA;
-	if (!(caps & (FI_MSG | FI_TAGGED)))
+	if (!(caps & (FI_MSG | FI_TAGGED | UREL_FI_RMA_PRIMARY)))
 		caps |= FI_MSG | FI_TAGGED;
+	rma = caps & UREL_FI_RMA_PRIMARY;
+	/* RMA or atomics with no direction named: every direction. */
+	if (rma && !(caps & UREL_FI_RMA_SECONDARY))
+		caps |= UREL_FI_RMA_SECONDARY;
+	if (!rma)
+		caps &= ~UREL_FI_RMA_SECONDARY;
 	if (h && h->caps && !(h->caps & FI_DIRECTED_RECV))
 		caps &= ~FI_DIRECTED_RECV;
 	if (h && h->caps && !(h->caps & FI_SOURCE))
@@ -217,7 +248,8 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 				  ? FI_SOCKADDR_IN6
 				  : FI_SOCKADDR_IN;
 
-	fi->tx_attr->caps = caps & ~(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	fi->tx_attr->caps =
+		caps & ~(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_REMOTE_READ | FI_REMOTE_WRITE);
 	fi->tx_attr->mode = 0;
 	fi->tx_attr->op_flags = h && h->tx_attr ? h->tx_attr->op_flags : 0;
 	fi->tx_attr->msg_order = UREL_FI_MSG_ORDER;
@@ -225,9 +257,9 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->tx_attr->inject_size = UREL_FI_INJECT_SIZE;
 	fi->tx_attr->size = UREL_FI_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = rma ? 1 : 0;
 
-	fi->rx_attr->caps = caps & ~FI_SEND;
+	fi->rx_attr->caps = caps & ~(FI_SEND | FI_READ | FI_WRITE);
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = h && h->rx_attr ? h->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
@@ -255,8 +287,9 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = h && h->domain_attr ? h->domain_attr->av_type : FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0;
-	fi->domain_attr->mr_key_size = 0;
+	/* Messages need no registration; RMA needs it, with our keys. */
+	fi->domain_attr->mr_mode = rma ? UREL_FI_MR_MODE : 0;
+	fi->domain_attr->mr_key_size = rma ? sizeof(uint64_t) : 0;
 	fi->domain_attr->cq_data_size = UREL_FI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 256;
 	fi->domain_attr->ep_cnt = 256;

@@ -4,6 +4,9 @@
  * endpoint with a tagged-messaging context (usnicrel_msg.h) on it; libfabric's
  * untagged messages ride in the same context under a reserved match bit.
  * Progress is manual: reading a CQ progresses the endpoints bound to it.
+ * RMA and atomics are the library's emulated RDMA (urel_ep_put/get/atomic):
+ * a domain's registrations belong to one library endpoint, its first
+ * endpoint's (see domain.c), and remote addresses are offsets in them.
  *
  * Locks: an endpoint's lock is taken before a CQ's, never the other way
  * round; the library's own locks are innermost (it never calls back here).
@@ -17,11 +20,13 @@
 #include <sys/socket.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -44,9 +49,21 @@
 /* Operations outstanding per endpoint and direction (FI_RM_ENABLED: -FI_EAGAIN past it). */
 #define UREL_FI_QUEUE_SIZE 4096
 
+/* One-sided capabilities: the primary ones and the four they imply. */
+#define UREL_FI_RMA_PRIMARY (FI_RMA | FI_ATOMIC)
+#define UREL_FI_RMA_SECONDARY (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define UREL_FI_CAPS                                                                               \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |   \
-	 FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+	 FI_REMOTE_COMM | FI_REMOTE_CQ_DATA | UREL_FI_RMA_PRIMARY | UREL_FI_RMA_SECONDARY)
+/*
+ * Registrations need allocated memory and the keys are the module's random
+ * rkeys; remote addresses are offsets in the registration (no FI_MR_VIRT_ADDR:
+ * the initiator cannot know the target's base address, and the module takes
+ * an offset). Open MPI's btl ofi then sends offsets (its use_virt_addr off).
+ */
+#define UREL_FI_MR_MODE (FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+/* Elements of one atomic call: each is its own remote atomic. */
+#define UREL_FI_ATOMIC_COUNT 64
 /* Remote CQ data rides in the core's 64-bit immediate field. */
 #define UREL_FI_CQ_DATA_SIZE 8
 
@@ -60,12 +77,29 @@ struct urel_fi_fabric {
 	struct fid_fabric fid;
 };
 
+struct urel_fi_ep;
+
 struct urel_fi_domain {
 	struct fid_domain fid;
 	struct urel_device *dev;
 	struct sockaddr_storage src; /* where endpoints bind (port from the info, else any) */
 	socklen_t srclen;
 	uint64_t caps;
+	pthread_mutex_t lock; /* the fields below */
+	/*
+	 * The library endpoint the registrations belong to: made by the first
+	 * fi_mr_reg or fi_endpoint, used by @rma_owner (NULL: parked, waiting
+	 * for the next endpoint) and kept while registrations remain.
+	 */
+	struct urel_ep *rma_uep;
+	struct urel_fi_ep *rma_owner;
+	size_t nmr;
+};
+
+struct urel_fi_mr {
+	struct fid_mr fid;
+	struct urel_fi_domain *dom;
+	struct urel_mr *mr;
 };
 
 struct urel_fi_eq {
@@ -78,8 +112,6 @@ struct urel_fi_av_entry {
 	socklen_t len;
 	bool live;
 };
-
-struct urel_fi_ep;
 
 struct urel_fi_av {
 	struct fid_av fid;
@@ -125,6 +157,40 @@ struct urel_fi_op {
 	bool cancelled;
 };
 
+enum urel_fi_rma_kind {
+	UREL_FI_RMA_WRITE,
+	UREL_FI_RMA_READ,
+	UREL_FI_RMA_ATOMIC
+};
+
+/*
+ * An RMA or atomic operation, posted to the library in pieces (rma.c): a
+ * write or read in pieces of ep->rma_piece bytes, an atomic one element per
+ * piece. It completes when every piece did, with the first error.
+ */
+struct urel_fi_rma {
+	struct urel_fi_rma *next, *prev;
+	struct urel_request req; /* the context of every piece; .user is this */
+	void *context;
+	uint64_t cflags; /* completion flags */
+	bool report; /* a completion on success too */
+	enum urel_fi_rma_kind kind;
+	urel_peer_t peer;
+	char *buf; /* write: source; read: destination; atomic: operands */
+	size_t len; /* bytes, or elements of an atomic */
+	size_t posted; /* bytes or elements handed to the library */
+	unsigned int out; /* pieces posted and not completed */
+	int err; /* the first error, a negative errno */
+	uint64_t key, off; /* the target's rkey and the offset of the first byte */
+	/* atomics */
+	enum urel_atomic_op aop;
+	unsigned int size; /* bytes per element */
+	bool no_operand; /* FI_ATOMIC_READ: a fetch-add of 0 */
+	const char *compare;
+	char *result;
+	char *store; /* extra bytes allocated with it (atomic operands) */
+};
+
 struct urel_fi_ep {
 	struct fid_ep fid;
 	struct urel_fi_domain *dom;
@@ -142,6 +208,9 @@ struct urel_fi_ep {
 	size_t npeer_of;
 	fi_addr_t *addr_of; /* peer handle -> fi_addr */
 	size_t naddr_of;
+	struct urel_fi_rma *rmas; /* RMA and atomics outstanding, newest first */
+	unsigned int nrma;
+	size_t rma_piece; /* bytes of one library put or get */
 	bool enabled;
 };
 
@@ -182,6 +251,28 @@ extern struct fi_ops_msg urel_fi_msg_ops;
 extern struct fi_ops_tagged urel_fi_tagged_ops;
 void urel_fi_ep_reap(struct urel_fi_ep *ep);
 ssize_t urel_fi_ep_cancel(fid_t fid, void *context);
+
+/* domain.c: the library endpoint of a new fi endpoint, and its release */
+int urel_fi_domain_ep_get(struct urel_fi_domain *d, struct urel_fi_ep *ep,
+			  const struct sockaddr *src, socklen_t srclen, struct urel_ep **uep);
+void urel_fi_domain_ep_put(struct urel_fi_domain *d, struct urel_fi_ep *ep, bool drained);
+
+/* mr.c */
+extern struct fi_ops_mr urel_fi_mr_ops;
+
+/* rma.c */
+extern struct fi_ops_rma urel_fi_rma_ops;
+struct urel_fi_rma *urel_fi_rma_new(struct urel_fi_ep *ep, void *context, uint64_t cflags,
+				    uint64_t flags, size_t extra);
+ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_addr_t dest);
+void urel_fi_rma_progress(struct urel_fi_ep *ep);
+bool urel_fi_rma_drain(struct urel_fi_ep *ep, int timeout_ms);
+void urel_fi_rma_free_all(struct urel_fi_ep *ep);
+
+/* atomic.c */
+extern struct fi_ops_atomic urel_fi_atomic_ops;
+int urel_fi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+			 struct fi_atomic_attr *attr, uint64_t flags);
 
 /* stubs.c: what this provider does not offer */
 int urel_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

@@ -133,6 +133,7 @@ void urel_fi_ep_reap(struct urel_fi_ep *ep)
 		free(op->bounce);
 		free(op);
 	}
+	urel_fi_rma_progress(ep);
 }
 
 static struct urel_fi_op *urel_fi_op_new(void *context, uint64_t flags, void *buf, bool report)

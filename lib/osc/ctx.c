@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../group.h"
 #include "osc.h"
@@ -20,9 +21,16 @@
 #define UREL_OSC_NEST_MAX 16
 /* The progress thread's longest sleep on the device: how soon it sees the last free. */
 #define UREL_OSC_THREAD_SLEEP_MS 20
+/*
+ * A blocking call pings every peer it waits on this often (ms,
+ * UREL_OSC_KEEPALIVE_MS): the kernel finds a dead peer only by a send to
+ * it going unacknowledged, and a waiting origin may have nothing else to send.
+ */
+#define UREL_OSC_KEEPALIVE_DEFAULT 1000
 
 static pthread_mutex_t urel_osc_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urel_osc_ctx *urel_osc_list;
+static uint64_t urel_osc_gens; /* under urel_osc_list_lock */
 static _Thread_local unsigned int urel_osc_nest;
 
 static int urel_osc_limits(struct urel_osc_ctx *c)
@@ -92,6 +100,14 @@ int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
 	c->ep = ep;
 	c->m = urel_group_msg(g);
 	c->refs = 1;
+	c->gen = ++urel_osc_gens;
+	c->keepalive_ms = UREL_OSC_KEEPALIVE_DEFAULT;
+	if (getenv("UREL_OSC_KEEPALIVE_MS")) {
+		long v = strtol(getenv("UREL_OSC_KEEPALIVE_MS"), NULL, 0);
+
+		if (v > 0 && v <= 600000)
+			c->keepalive_ms = (uint32_t)v;
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	ret = urel_osc_limits(c);
 	if (!ret)
@@ -146,7 +162,72 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
+	free(c->dead);
 	free(c);
+}
+
+bool urel_osc_peer_fatal(int err)
+{
+	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
+}
+
+bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	for (unsigned int i = 0; i < c->ndead; i++) {
+		if (c->dead[i] == peer)
+			return true;
+	}
+	return false;
+}
+
+void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	urel_peer_t *grown;
+
+	if (!peer || urel_osc_is_dead(c, peer))
+		return;
+	grown = realloc(c->dead, (c->ndead + 1) * sizeof(*grown));
+	if (!grown)
+		return; /* the next ping tries again */
+	c->dead = grown;
+	c->dead[c->ndead++] = peer;
+}
+
+bool urel_osc_any_dead(struct urel_win *w)
+{
+	bool dead = false;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	for (int r = 0; !dead && r < w->size; r++)
+		dead = r != w->rank && urel_osc_is_dead(w->ctx, w->t[r].peer);
+	pthread_mutex_unlock(&w->ctx->lock);
+	return dead;
+}
+
+/* A ping in flight: its completion reports the peer dead, if its context still exists. */
+struct urel_osc_ping {
+	struct urel_request req;
+	uint64_t gen;
+	urel_peer_t peer;
+};
+
+static void urel_osc_ping_done(struct urel_request *req, const struct urel_completion *cq)
+{
+	struct urel_osc_ping *p = (struct urel_osc_ping *)req;
+
+	if (urel_osc_peer_fatal(cq->status)) {
+		pthread_mutex_lock(&urel_osc_list_lock);
+		for (struct urel_osc_ctx *c = urel_osc_list; c; c = c->next) {
+			if (c->gen != p->gen)
+				continue;
+			pthread_mutex_lock(&c->lock);
+			urel_osc_mark_dead(c, p->peer);
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		pthread_mutex_unlock(&urel_osc_list_lock);
+	}
+	free(p);
 }
 
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id)
@@ -179,9 +260,9 @@ static bool urel_osc_full(int ret)
  * (which reclaims finished sends; callbacks may progress again) and retry.
  * Never called under c->lock.
  */
-int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
-		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
-		  size_t dlen)
+static int urel_osc_send_req(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan,
+			     unsigned int op, unsigned int flags, const struct urel_osc_wire *wire,
+			     const void *data, size_t dlen, struct urel_request *req)
 {
 	struct urel_am_hdr h = urel_am_hdr(UREL_AM_OSC, op, flags, 0);
 	struct urel_osc_wire le = *wire;
@@ -200,7 +281,7 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 	le.rkey = htole64(wire->rkey);
 	le.base = htole64(wire->base);
 	for (;;) {
-		ret = urel_ep_sendv(c->ep, peer, chan, iov, dlen ? 3 : 2, 0, NULL, 0);
+		ret = urel_ep_sendv(c->ep, peer, chan, iov, dlen ? 3 : 2, 0, req, 0);
 		if (!urel_osc_full(ret))
 			return ret;
 		if (urel_osc_nest >= UREL_OSC_NEST_MAX)
@@ -213,6 +294,125 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 		if (!ret)
 			urel_device_wait(c->dev, 1);
 	}
+}
+
+int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
+		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
+		  size_t dlen)
+{
+	bool dead;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	dead = urel_osc_is_dead(c, peer);
+	pthread_mutex_unlock(&c->lock);
+	if (dead)
+		return UREL_WIN_ERR_PEER;
+	ret = urel_osc_send_req(c, peer, chan, op, flags, wire, data, dlen, NULL);
+	if (urel_osc_peer_fatal(ret)) {
+		pthread_mutex_lock(&c->lock);
+		urel_osc_mark_dead(c, peer);
+		pthread_mutex_unlock(&c->lock);
+		ret = UREL_WIN_ERR_PEER;
+	}
+	return ret;
+}
+
+static uint64_t urel_osc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether a blocking call on @w may be waiting for target @r; under c->lock. */
+static bool urel_osc_waits_on(const struct urel_win *w, int r)
+{
+	const struct urel_osc_target *t = &w->t[r];
+
+	if (r == w->rank)
+		return false;
+	if (t->rdma_out || t->am_out || (t->in_access && !t->posts) ||
+	    (t->in_exposure && !t->completes) || !t->region_done)
+		return true;
+	if (t->lock && !t->lock_nocheck && (!t->granted || t->unlocking))
+		return true;
+	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (f->target == r && !f->done)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A peer @w waits on died: the call fails rather than wait forever, and
+ * the accumulates to it that will never be acknowledged are written off
+ * (this failure reports them), so later calls among the living complete.
+ * RDMA operations need nothing: the kernel fails them all. Under c->lock.
+ */
+static bool urel_osc_waits_on_dead(struct urel_win *w)
+{
+	bool dead = false;
+
+	if (!w->ctx->ndead)
+		return false;
+	for (int r = 0; r < w->size; r++) {
+		if (urel_osc_waits_on(w, r) && urel_osc_is_dead(w->ctx, w->t[r].peer)) {
+			w->t[r].am_out = 0;
+			dead = true;
+		}
+	}
+	return dead;
+}
+
+/* Every keepalive_ms, ping each live peer @w waits on; a ping that fails marks it dead. */
+static void urel_osc_keepalive(struct urel_win *w)
+{
+	struct urel_osc_ctx *c = w->ctx;
+	struct urel_osc_wire wi = { .win = w->id };
+	uint64_t now = urel_osc_now_ms();
+	urel_peer_t *peers;
+	bool due;
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	due = now - c->last_ping_ms >= c->keepalive_ms;
+	if (due)
+		c->last_ping_ms = now;
+	pthread_mutex_unlock(&c->lock);
+	if (!due)
+		return;
+	peers = calloc((size_t)w->size, sizeof(*peers));
+	if (!peers)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (int r = 0; r < w->size; r++) {
+		if (urel_osc_waits_on(w, r) && !urel_osc_is_dead(c, w->t[r].peer))
+			peers[n++] = w->t[r].peer;
+	}
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++) {
+		struct urel_osc_ping *p = calloc(1, sizeof(*p));
+		int ret;
+
+		if (!p)
+			break;
+		p->req.complete = urel_osc_ping_done;
+		p->gen = c->gen;
+		p->peer = peers[i];
+		ret = urel_osc_send_req(c, peers[i], UREL_CHAN_CMD, UREL_OSC_PING, 0, &wi, NULL, 0,
+					&p->req);
+		if (ret) {
+			free(p);
+			if (urel_osc_peer_fatal(ret)) {
+				pthread_mutex_lock(&c->lock);
+				urel_osc_mark_dead(c, peers[i]);
+				pthread_mutex_unlock(&c->lock);
+			}
+		}
+	}
+	free(peers);
 }
 
 /* UREL_OSC_DEBUG: a blocking call waiting this long says what it waits for, on stderr. */
@@ -234,9 +434,10 @@ static void urel_osc_debug(struct urel_win *w, unsigned int sleeps)
 
 		fprintf(stderr,
 			"urel_osc:   to %d: rdma %u am %u lock %d granted %d unlocked %d held %d "
-			"posts %u completes %u access %d exposure %d\n",
+			"posts %u completes %u access %d exposure %d dead %d\n",
 			r, t->rdma_out, t->am_out, t->lock, t->granted, t->unlocked, t->held,
-			t->posts, t->completes, t->in_access, t->in_exposure);
+			t->posts, t->completes, t->in_access, t->in_exposure,
+			urel_osc_is_dead(w->ctx, t->peer));
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 }
@@ -245,15 +446,18 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 {
 	struct urel_osc_ctx *c = w->ctx;
 	unsigned int idle = 0, sleeps = 0;
-	bool ok;
+	bool ok, dead;
 	int n;
 
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		ok = done(w, arg);
+		dead = !ok && urel_osc_waits_on_dead(w);
 		pthread_mutex_unlock(&c->lock);
 		if (ok)
 			return 0;
+		if (dead)
+			return UREL_WIN_ERR_PEER;
 		n = urel_msg_progress(c->m);
 		if (n < 0)
 			return n;
@@ -264,6 +468,7 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 		if (++idle < UREL_OSC_SPIN)
 			continue;
 		urel_osc_debug(w, ++sleeps);
+		urel_osc_keepalive(w);
 		n = urel_device_wait(c->dev, UREL_OSC_SLEEP_MS);
 		if (n < 0 && n != -EINTR)
 			return n;

@@ -33,6 +33,11 @@ static bool urel_osc_quiet(struct urel_win *w, void *arg)
 		if (w->t[r].rdma_out || w->t[r].am_out)
 			return false;
 	}
+	/* Request-based fetches not yet answered. */
+	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (!f->done && (target < 0 || f->target == target))
+			return false;
+	}
 	return true;
 }
 
@@ -71,7 +76,7 @@ UREL_API int urel_win_fence(struct urel_win *w, unsigned int assert)
 		return ret;
 	err = urel_osc_flush_targets(w, -1);
 	/* Everyone's operations completed at their targets once everyone is here. */
-	ret = urel_group_barrier(w->g);
+	ret = urel_osc_any_dead(w) ? UREL_WIN_ERR_PEER : urel_group_barrier(w->g);
 	pthread_mutex_lock(&w->ctx->lock);
 	w->sync.type = next.type;
 	urel_osc_forget_regions(w);
@@ -182,7 +187,10 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 		return ret;
 	err = urel_osc_flush_targets(w, target);
 	if (!t->lock_nocheck) {
+		pthread_mutex_lock(&w->ctx->lock);
 		t->unlocked = false;
+		t->unlocking = true;
+		pthread_mutex_unlock(&w->ctx->lock);
 		ret = urel_osc_release_lock(w, target, t->lock);
 		if (!ret && target != w->rank)
 			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
@@ -190,6 +198,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
 	t->lock_nocheck = false;
+	t->unlocking = false;
 	w->sync = next;
 	if (!ret && w->err)
 		ret = w->err;
@@ -251,8 +260,12 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		return ret;
 	err = urel_osc_flush_targets(w, -1);
 	if (!nocheck) {
-		for (int r = 0; r < w->size; r++)
+		pthread_mutex_lock(&w->ctx->lock);
+		for (int r = 0; r < w->size; r++) {
 			w->t[r].unlocked = false;
+			w->t[r].unlocking = true;
+		}
+		pthread_mutex_unlock(&w->ctx->lock);
 		for (int r = 0; r < w->size && !ret; r++)
 			ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
 		if (!ret)
@@ -262,6 +275,7 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 	for (int r = 0; r < w->size; r++) {
 		w->t[r].lock = 0;
 		w->t[r].lock_nocheck = false;
+		w->t[r].unlocking = false;
 	}
 	w->sync = next;
 	if (!ret && w->err)

@@ -31,7 +31,9 @@ enum {
 	UREL_OSC_POST, /* the target opened its exposure epoch to us */
 	UREL_OSC_COMPLETE, /* the origin ended its access epoch to us */
 	UREL_OSC_REGION, /* dynamic: which region holds [disp, disp + count)? REGION_ACK */
-	UREL_OSC_REGION_ACK
+	UREL_OSC_REGION_ACK,
+	UREL_OSC_PING /* nothing: its acknowledgement (or its failure) says whether the peer lives
+		       */
 };
 #define UREL_OSC_F_FETCH (1U << 0)
 #define UREL_OSC_F_CAS (1U << 1) /* operand bytes: compare, then the new value */
@@ -154,6 +156,7 @@ struct urel_osc_target {
 	int lock; /* held: UREL_WIN_LOCK_*, 0 */
 	bool lock_nocheck;
 	bool granted, unlocked; /* replies seen */
+	bool unlocking; /* an unlock waits for its UNLOCK_ACK */
 	bool in_access; /* PSCW: in the start group */
 	bool in_exposure; /* PSCW: in the post group */
 	unsigned int posts; /* POSTs from this target not yet consumed by start */
@@ -168,12 +171,21 @@ struct urel_osc_target {
 /* A fetching accumulate awaiting its reply (the reply names it by id, never by pointer). */
 struct urel_osc_fetch {
 	struct urel_osc_fetch *next;
+	struct urel_osc_fetch *rnext; /* in its request's list (request-based ones only) */
 	uint64_t id;
 	int target;
 	void *result;
 	size_t len;
 	bool done;
 	int status;
+};
+
+/* A request-based operation: done when its RDMA pieces completed and its fetches replied. */
+struct urel_win_req {
+	struct urel_win *w;
+	unsigned int rdma; /* RDMA pieces not yet completed */
+	struct urel_osc_fetch *fetches; /* heap, listed in w->fetches until the request ends */
+	int status; /* first failure */
 };
 
 struct urel_win {
@@ -213,6 +225,12 @@ struct urel_osc_ctx {
 	pthread_t thread;
 	bool thread_on;
 	bool stop; /* atomic: the thread ends */
+	/* Peers found dead (a ping or an RDMA operation to them failed); under lock. */
+	urel_peer_t *dead;
+	unsigned int ndead;
+	uint64_t gen; /* tells a ping's completion whether its context still exists */
+	uint64_t last_ping_ms;
+	uint32_t keepalive_ms;
 };
 
 /* ctx.c */
@@ -226,6 +244,13 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 /* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
  */
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
+/* Errors of a completion that mean the peer is gone for good. */
+bool urel_osc_peer_fatal(int err);
+/* Remember that @peer died; under c->lock. */
+void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer);
+bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer);
+/* Some other member of @w is known dead (collectives over it would wait forever). */
+bool urel_osc_any_dead(struct urel_win *w);
 
 /* target.c: the target side of every message */
 int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,

@@ -21,6 +21,7 @@ struct urel_osc_rdma {
 	int target;
 	bool *done; /* fetching atomics: the caller waits on it */
 	int *status;
+	struct urel_win_req *wreq; /* request-based: counted there, its error reported there */
 };
 
 /* Where an operation goes, once checked. */
@@ -41,8 +42,19 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[op->target].rdma_out--;
-	if (c->status && !w->err)
+	if (urel_osc_peer_fatal(c->status)) {
+		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
+		if (!op->wreq)
+			w->err = UREL_WIN_ERR_PEER;
+	} else if (c->status && !w->err && !op->wreq) {
 		w->err = c->status;
+	}
+	if (op->wreq) {
+		op->wreq->rdma--;
+		if (c->status && !op->wreq->status)
+			op->wreq->status =
+				urel_osc_peer_fatal(c->status) ? UREL_WIN_ERR_PEER : c->status;
+	}
 	if (op->done) {
 		*op->status = c->status;
 		*op->done = true;
@@ -126,6 +138,8 @@ static int urel_osc_check(struct urel_win *w, int target, uint64_t disp, uint64_
 	ret = urel_osc_sync_op(&d->next, covered);
 	if (ret)
 		return ret;
+	if (target != w->rank && urel_osc_is_dead(w->ctx, t->peer))
+		return UREL_WIN_ERR_PEER;
 	if (!len)
 		return 1;
 	d->t = t;
@@ -169,7 +183,7 @@ static bool urel_osc_retry(int ret)
 /* Post one RDMA piece; counted before it can complete. */
 static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, size_t len,
 			 const struct urel_osc_dest *d, uint64_t off, const struct urel_atomic *at,
-			 bool *done, int *status)
+			 bool *done, int *status, struct urel_win_req *wreq)
 {
 	struct urel_osc_rdma *op = calloc(1, sizeof(*op));
 	struct urel_osc_ctx *c = w->ctx;
@@ -182,8 +196,11 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	op->target = target;
 	op->done = done;
 	op->status = status;
+	op->wreq = wreq;
 	pthread_mutex_lock(&c->lock);
 	w->t[target].rdma_out++;
+	if (wreq)
+		wreq->rdma++;
 	pthread_mutex_unlock(&c->lock);
 	for (;;) {
 		if (kind == UREL_OP_PUT)
@@ -200,14 +217,24 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	if (ret) {
 		pthread_mutex_lock(&c->lock);
 		w->t[target].rdma_out--;
+		if (wreq)
+			wreq->rdma--;
 		pthread_mutex_unlock(&c->lock);
 		free(op);
 	}
 	return ret;
 }
 
+/* Request-based operations: only in a passive-target epoch; under c->lock. */
+static bool urel_osc_passive(const struct urel_win *w)
+{
+	return w->sync.type == UREL_OSC_SYNC_LOCK || w->sync.type == UREL_OSC_SYNC_LOCK_NO_CHECK ||
+	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL ||
+	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL_NO_CHECK;
+}
+
 static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, int target,
-			 uint64_t disp)
+			 uint64_t disp, struct urel_win_req *wreq)
 {
 	struct urel_osc_dest d;
 	int ret;
@@ -215,7 +242,8 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	if (!w || (len && !buf))
 		return -EINVAL;
 	pthread_mutex_lock(&w->ctx->lock);
-	ret = urel_osc_check(w, target, disp, len, &d);
+	ret = wreq && !urel_osc_passive(w) ? UREL_WIN_ERR_SYNC
+					   : urel_osc_check(w, target, disp, len, &d);
 	if (ret >= 0)
 		w->sync = d.next;
 	if (!ret && d.self) {
@@ -232,7 +260,7 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;
 
 		ret = urel_osc_post(w, target, kind, (char *)buf + done, n, &d, d.off + done, NULL,
-				    NULL, NULL);
+				    NULL, NULL, wreq);
 		if (ret)
 			return ret;
 		done += n;
@@ -243,12 +271,12 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 UREL_API int urel_win_put(struct urel_win *w, const void *buf, size_t len, int target,
 			  uint64_t disp)
 {
-	return urel_osc_rdma(w, UREL_OP_PUT, (void *)buf, len, target, disp);
+	return urel_osc_rdma(w, UREL_OP_PUT, (void *)buf, len, target, disp, NULL);
 }
 
 UREL_API int urel_win_get(struct urel_win *w, void *buf, size_t len, int target, uint64_t disp)
 {
-	return urel_osc_rdma(w, UREL_OP_GET, buf, len, target, disp);
+	return urel_osc_rdma(w, UREL_OP_GET, buf, len, target, disp, NULL);
 }
 
 static bool urel_osc_fetch_ready(struct urel_win *w, void *arg)
@@ -272,22 +300,34 @@ static void urel_osc_fetch_unlist(struct urel_win *w, struct urel_osc_fetch *f)
 /* One accumulate message of @count elements; fetching ones wait for their reply. */
 static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_osc_dest *d,
 			    uint64_t disp, const void *data, size_t dlen, size_t count,
-			    unsigned int type, unsigned int op, unsigned int flags, void *result)
+			    unsigned int type, unsigned int op, unsigned int flags, void *result,
+			    struct urel_win_req *wreq)
 {
 	struct urel_osc_wire wi = {
 		.win = w->id, .disp = disp, .count = count, .type = (uint8_t)type, .op = (uint8_t)op
 	};
-	struct urel_osc_fetch f = { .target = target,
-				    .result = result,
-				    .len = count * urel_osc_type_size(type) };
+	struct urel_osc_fetch local = { 0 }, *fp = &local;
 	int ret;
 
+	if (wreq && (flags & UREL_OSC_F_FETCH)) {
+		/* The request's: on the heap until the request ends. */
+		fp = calloc(1, sizeof(*fp));
+		if (!fp)
+			return -ENOMEM;
+	}
+	fp->target = target;
+	fp->result = result;
+	fp->len = count * urel_osc_type_size(type);
 	pthread_mutex_lock(&w->ctx->lock);
 	if (flags & UREL_OSC_F_FETCH) {
-		f.id = ++w->next_id;
-		wi.cookie = f.id;
-		f.next = w->fetches;
-		w->fetches = &f;
+		fp->id = ++w->next_id;
+		wi.cookie = fp->id;
+		fp->next = w->fetches;
+		w->fetches = fp;
+		if (fp != &local) {
+			fp->rnext = wreq->fetches;
+			wreq->fetches = fp;
+		}
 	} else {
 		d->t->am_out++;
 	}
@@ -302,15 +342,25 @@ static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_os
 		}
 		return ret;
 	}
+	if (fp != &local) {
+		/* The request ends it; a failed send fails the request at once. */
+		if (ret) {
+			pthread_mutex_lock(&w->ctx->lock);
+			fp->done = true;
+			fp->status = ret;
+			pthread_mutex_unlock(&w->ctx->lock);
+		}
+		return ret;
+	}
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_fetch_ready, &f);
-	urel_osc_fetch_unlist(w, &f);
-	return ret ? ret : f.status;
+		ret = urel_osc_wait(w, urel_osc_fetch_ready, fp);
+	urel_osc_fetch_unlist(w, fp);
+	return ret ? ret : fp->status;
 }
 
 static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_t count,
 			unsigned int type, int target, uint64_t disp, unsigned int op,
-			unsigned int flags)
+			unsigned int flags, struct urel_win_req *wreq)
 {
 	bool fetch = flags & UREL_OSC_F_FETCH, cas = flags & UREL_OSC_F_CAS;
 	size_t esz = urel_osc_type_size(type), per;
@@ -326,14 +376,24 @@ static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_
 	if (count > SIZE_MAX / esz / 2)
 		return UREL_WIN_ERR_RANGE;
 	pthread_mutex_lock(&w->ctx->lock);
-	ret = urel_osc_check(w, target, disp, count * esz, &d);
+	ret = wreq && !urel_osc_passive(w) ? UREL_WIN_ERR_SYNC
+					   : urel_osc_check(w, target, disp, count * esz, &d);
 	if (!ret && d.addr % esz)
 		ret = -EINVAL; /* an element not naturally aligned cannot be updated atomically */
 	if (ret >= 0)
 		w->sync = d.next;
 	if (!ret && d.self) {
-		urel_osc_apply(d.local, buf, fetch ? result : NULL, count, type, op, cas);
-		ret = 1;
+		/* NO_OP may come without an operand: read against zeros. */
+		void *zero = buf ? NULL : calloc(count ? count : 1, esz);
+
+		if (buf || zero) {
+			urel_osc_apply(d.local, buf ? buf : zero, fetch ? result : NULL, count,
+				       type, op, cas);
+			ret = 1;
+		} else {
+			ret = -ENOMEM;
+		}
+		free(zero);
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
@@ -355,7 +415,7 @@ static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_
 		}
 		ret = urel_osc_acc_msg(w, target, &d, base + done * esz, src,
 				       n * esz * (cas ? 2 : 1), n, type, op, flags,
-				       fetch ? (char *)result + done * esz : NULL);
+				       fetch ? (char *)result + done * esz : NULL, wreq);
 		free(zero);
 		if (ret)
 			return ret;
@@ -368,14 +428,14 @@ UREL_API int urel_win_accumulate(struct urel_win *w, const void *buf, size_t cou
 				 enum urel_win_type type, int target, uint64_t disp,
 				 enum urel_win_op op)
 {
-	return urel_osc_acc(w, buf, NULL, count, type, target, disp, op, 0);
+	return urel_osc_acc(w, buf, NULL, count, type, target, disp, op, 0, NULL);
 }
 
 UREL_API int urel_win_get_accumulate(struct urel_win *w, const void *buf, void *result,
 				     size_t count, enum urel_win_type type, int target,
 				     uint64_t disp, enum urel_win_op op)
 {
-	return urel_osc_acc(w, buf, result, count, type, target, disp, op, UREL_OSC_F_FETCH);
+	return urel_osc_acc(w, buf, result, count, type, target, disp, op, UREL_OSC_F_FETCH, NULL);
 }
 
 struct urel_osc_quiet {
@@ -431,7 +491,7 @@ static int urel_osc_kernel_atomic(struct urel_win *w, int target, enum urel_atom
 		return ret;
 	at.result = &old;
 	ret = urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, esz, &d, d.off, &at, &fl.done,
-			    &fl.status);
+			    &fl.status, NULL);
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_flag_set, &fl);
 	if (!ret)
@@ -477,8 +537,8 @@ UREL_API int urel_win_fetch_and_op(struct urel_win *w, const void *operand, void
 	if (ret)
 		return ret;
 	if (!urel_osc_kernel_fop(w, target, type, op))
-		return urel_osc_acc(w, operand, result, 1, type, target, disp, op,
-				    UREL_OSC_F_FETCH);
+		return urel_osc_acc(w, operand, result, 1, type, target, disp, op, UREL_OSC_F_FETCH,
+				    NULL);
 	return urel_osc_kernel_atomic(
 		w, target, op == UREL_WIN_REPLACE ? UREL_ATOMIC_SWAP : UREL_ATOMIC_FETCH_ADD,
 		op == UREL_WIN_NO_OP ? 0 : urel_osc_operand(operand, esz), 0, result, esz, disp);
@@ -502,5 +562,188 @@ UREL_API int urel_win_compare_and_swap(struct urel_win *w, const void *operand, 
 	memcpy(both, compare, esz);
 	memcpy(both + esz, operand, esz);
 	return urel_osc_acc(w, both, result, 1, type, target, disp, UREL_WIN_REPLACE,
-			    UREL_OSC_F_FETCH | UREL_OSC_F_CAS);
+			    UREL_OSC_F_FETCH | UREL_OSC_F_CAS, NULL);
+}
+
+/* --- Request-based operations -------------------------------------------- */
+
+/* Every piece of @arg (a request) completed; under c->lock. */
+static bool urel_osc_req_done(struct urel_win *w, void *arg)
+{
+	const struct urel_win_req *r = arg;
+
+	(void)w;
+	if (r->rdma)
+		return false;
+	for (const struct urel_osc_fetch *f = r->fetches; f; f = f->rnext) {
+		if (!f->done)
+			return false;
+	}
+	return true;
+}
+
+/* End a completed request: its fetches leave the window; the first error. */
+static int urel_osc_req_end(struct urel_win_req *r)
+{
+	struct urel_win *w = r->w;
+	int ret = r->status;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	while (r->fetches) {
+		struct urel_osc_fetch *f = r->fetches, **pp;
+
+		r->fetches = f->rnext;
+		for (pp = &w->fetches; *pp && *pp != f; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = f->next;
+		if (f->status && !ret)
+			ret = f->status;
+		free(f);
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	free(r);
+	return ret;
+}
+
+static struct urel_win_req *urel_osc_req_new(struct urel_win *w)
+{
+	struct urel_win_req *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->w = w;
+	return r;
+}
+
+/*
+ * The operation was issued (@ret 0): hand the request out. It failed: wait
+ * out the pieces already in flight (they point at the request), then free it.
+ */
+static int urel_osc_req_issued(struct urel_win_req *r, int ret, struct urel_win_req **reqp)
+{
+	if (!ret) {
+		*reqp = r;
+		return 0;
+	}
+	urel_win_req_wait(r);
+	return ret;
+}
+
+UREL_API int urel_win_rput(struct urel_win *w, const void *buf, size_t len, int target,
+			   uint64_t disp, struct urel_win_req **reqp)
+{
+	struct urel_win_req *r;
+
+	if (!w || !reqp)
+		return -EINVAL;
+	r = urel_osc_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	return urel_osc_req_issued(
+		r, urel_osc_rdma(w, UREL_OP_PUT, (void *)buf, len, target, disp, r), reqp);
+}
+
+UREL_API int urel_win_rget(struct urel_win *w, void *buf, size_t len, int target, uint64_t disp,
+			   struct urel_win_req **reqp)
+{
+	struct urel_win_req *r;
+
+	if (!w || !reqp)
+		return -EINVAL;
+	r = urel_osc_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	return urel_osc_req_issued(r, urel_osc_rdma(w, UREL_OP_GET, buf, len, target, disp, r),
+				   reqp);
+}
+
+UREL_API int urel_win_raccumulate(struct urel_win *w, const void *buf, size_t count,
+				  enum urel_win_type type, int target, uint64_t disp,
+				  enum urel_win_op op, struct urel_win_req **reqp)
+{
+	struct urel_win_req *r;
+
+	if (!w || !reqp)
+		return -EINVAL;
+	r = urel_osc_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	/* The operand is copied when sent: complete locally at once. */
+	return urel_osc_req_issued(
+		r, urel_osc_acc(w, buf, NULL, count, type, target, disp, op, 0, r), reqp);
+}
+
+UREL_API int urel_win_rget_accumulate(struct urel_win *w, const void *buf, void *result,
+				      size_t count, enum urel_win_type type, int target,
+				      uint64_t disp, enum urel_win_op op,
+				      struct urel_win_req **reqp)
+{
+	struct urel_win_req *r;
+
+	if (!w || !reqp)
+		return -EINVAL;
+	r = urel_osc_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	return urel_osc_req_issued(
+		r, urel_osc_acc(w, buf, result, count, type, target, disp, op, UREL_OSC_F_FETCH, r),
+		reqp);
+}
+
+UREL_API int urel_win_req_test(struct urel_win_req *req)
+{
+	bool done;
+	int ret;
+
+	if (!req)
+		return -EINVAL;
+	urel_msg_progress(req->w->ctx->m);
+	pthread_mutex_lock(&req->w->ctx->lock);
+	done = urel_osc_req_done(req->w, req);
+	pthread_mutex_unlock(&req->w->ctx->lock);
+	if (!done)
+		return 0;
+	ret = urel_osc_req_end(req);
+	return ret ? ret : 1;
+}
+
+/* The kernel completes every RDMA piece, if need be with an error (a dead peer: at once). */
+static void urel_osc_req_drain(struct urel_win_req *r)
+{
+	struct urel_osc_ctx *c = r->w->ctx;
+
+	for (;;) {
+		bool busy;
+
+		pthread_mutex_lock(&c->lock);
+		busy = r->rdma != 0;
+		pthread_mutex_unlock(&c->lock);
+		if (!busy)
+			return;
+		if (urel_msg_progress(c->m) <= 0)
+			urel_device_wait(c->dev, 1);
+	}
+}
+
+UREL_API int urel_win_req_wait(struct urel_win_req *req)
+{
+	int ret, err;
+
+	if (!req)
+		return -EINVAL;
+	ret = urel_osc_wait(req->w, urel_osc_req_done, req);
+	if (ret) {
+		/* A dead target: its fetches will never be answered. */
+		pthread_mutex_lock(&req->w->ctx->lock);
+		for (struct urel_osc_fetch *f = req->fetches; f; f = f->rnext) {
+			if (!f->done) {
+				f->done = true;
+				f->status = ret;
+			}
+		}
+		pthread_mutex_unlock(&req->w->ctx->lock);
+		urel_osc_req_drain(req);
+	}
+	err = urel_osc_req_end(req);
+	return ret ? ret : err;
 }

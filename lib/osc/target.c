@@ -306,6 +306,8 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		*spare = NULL;
 		urel_osc_on_region(w, wi, r);
 		return 1;
+	case UREL_OSC_PING:
+		return 1;
 	case UREL_OSC_REGION_ACK:
 		if (t->region_done)
 			return 0;

@@ -110,8 +110,10 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
 	/* Peers first: a message may arrive as soon as the window is listed. */
-	for (int r = 0; w->t && r < w->size; r++)
+	for (int r = 0; w->t && r < w->size; r++) {
 		w->t[r].peer = urel_group_peer_handle(w->g, r);
+		w->t[r].region_done = true; /* no region lookup in flight */
+	}
 	mine.info.base = (uintptr_t)base;
 	mine.info.size = size;
 	mine.info.rkey = urel_mr_rkey(w->mr);
@@ -261,6 +263,9 @@ UREL_API int urel_win_free(struct urel_win *w)
 		return ret;
 	/* Every member has finished every epoch once all reach this barrier. */
 	ret = urel_osc_flush_targets(w, -1);
+	/* A dead member never reaches the barrier: free locally. */
+	if (!ret && urel_osc_any_dead(w))
+		ret = UREL_WIN_ERR_PEER;
 	if (!ret)
 		ret = urel_group_barrier(w->g);
 	urel_osc_destroy(w);

@@ -4,7 +4,8 @@
 # really has, and refuses hints it cannot meet; then libfabric's own
 # fi_pingpong runs over it between two network namespaces joined by a veth
 # pair, untagged and tagged, every size, with its data checks (-c) and
-# -I iterations.
+# -I iterations; and fi_rma_check (tests/fi/) runs RMA and atomics there,
+# every byte and fetched value checked, refusals as error completions.
 set -euo pipefail
 export FI_PROVIDER_PATH=${USNIC_REL_BUILD:?}/prov
 fails=0
@@ -16,7 +17,8 @@ cleanup() { ip netns del urA 2>/dev/null || true; ip netns del urB 2>/dev/null |
 trap cleanup EXIT
 
 info=$(fi_info -p urel -v) || fail "fi_info -p urel"
-for want in 'type: FI_EP_RDM' 'caps: \[ FI_MSG, FI_TAGGED, FI_RECV, FI_SEND, FI_REMOTE_CQ_DATA, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, FI_DIRECTED_RECV \]' \
+for want in 'type: FI_EP_RDM' 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, FI_DIRECTED_RECV \]' \
+	'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' 'mr_key_size: 8' 'rma_iov_limit: 1' \
 	'msg_order: \[ FI_ORDER_SAS \]' 'inject_size: 256' 'data_progress: FI_PROGRESS_MANUAL' \
 	'threading: FI_THREAD_SAFE' 'cq_data_size: 8' 'mem_tag_format: 0x7fffffffffffffff' \
 	'prov_name: urel'; do
@@ -25,12 +27,14 @@ done
 # Tagged only: the top match bit is no longer reserved for untagged messages.
 fi_info -p urel -c FI_TAGGED -v | grep -q 'mem_tag_format: 0xffffffffffffffff' ||
 	fail "tagged-only info keeps the reserved bit"
-# What the provider does not do is refused, not promised.
+# RMA and atomics need registrations with our keys; messages alone need none.
 for caps in FI_RMA FI_ATOMIC; do
-	if fi_info -p urel -c "$caps" >/dev/null 2>&1; then
-		fail "fi_info offers $caps"
-	fi
+	fi_info -p urel -c "$caps" -v | grep -q 'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' ||
+		fail "fi_info -c $caps: no RMA MR mode"
 done
+fi_info -p urel -c FI_TAGGED -v | grep -q 'mr_mode: \[  \]' ||
+	fail "tagged-only info asks for memory registration"
+# What the provider does not do is refused, not promised.
 if fi_info -p urel -t FI_EP_DGRAM >/dev/null 2>&1; then
 	fail "fi_info offers datagram endpoints"
 fi
@@ -76,6 +80,20 @@ want_lines=1
 pingpong -S 64 -I 500 -c -m tagged
 pingpong -S 4096 -I 200 -c
 pingpong -S 100000 -I 30 -c -m tagged
+
+# RMA and atomics between the namespaces (both bind fixed ports: the module
+# answers only peers its endpoint knows).
+rma=$USNIC_REL_BUILD/tests/fi_rma_check
+echo "fi_rma_check -s 10.78.0.1 47700 10.78.0.2 47701 / -c"
+ip netns exec urA timeout 600 "$rma" -s 10.78.0.1 47700 10.78.0.2 47701 >"$tmp/rma_server" 2>&1 &
+pid=$!
+for i in $(seq 100); do
+	ip netns exec urA ss -Hlun 'sport = :47700' | grep -q . && break
+	sleep 0.3
+done
+ip netns exec urB timeout 600 "$rma" -c 10.78.0.2 47701 10.78.0.1 47700 || fail "fi_rma_check (client)"
+wait $pid || fail "fi_rma_check (server)"
+cat "$tmp/rma_server"
 rm -rf "$tmp"
 [ "$fails" -eq 0 ] && echo "fi_urel: ok"
 exit "$fails"

@@ -3,6 +3,9 @@
 # mpicc) over its OFI MTL and the urel provider, on 2, 4 and 8 ranks; the
 # program checks every result and aborts the job on any failure. The
 # provider's own log (FI_LOG_LEVEL=info) must show that urel carried it.
+# Then tests/mpi/mpi_onesided.c runs with osc rdma over btl ofi restricted to
+# urel, on 2 and 3 ranks: with only osc rdma and btls self and ofi (urel),
+# a window reaches another rank through urel or not at all.
 set -euo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/mpi_twosided
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false FI_PROVIDER_PATH=$USNIC_REL_BUILD/prov
@@ -32,5 +35,28 @@ run() {
 run 2
 run 4
 run 8
+
+onesided() {
+	local np=$1 out
+	echo "mpirun -np $np ... --mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel mpi_onesided"
+	if ! out=$(timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
+		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel \
+		--mca osc_base_verbose 10 -x FI_PROVIDER_PATH \
+		"$USNIC_REL_BUILD/tests/mpi_onesided" 2>&1); then
+		echo "$out" | tail -60
+		echo "FAIL: one-sided -np $np"
+		fails=$((fails + 1))
+		return
+	fi
+	grep -E 'rdma component|mpi_onesided' <<<"$out" | head -8 || true
+	grep -q "^mpi_onesided: $np ranks ok" <<<"$out" || {
+		echo "$out" | tail -60
+		echo "FAIL: one-sided -np $np: no success line"
+		fails=$((fails + 1))
+	}
+}
+onesided 2
+onesided 3
 [ "$fails" -eq 0 ] && echo "mpi_urel: ok"
 exit "$fails"

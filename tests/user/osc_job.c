@@ -291,6 +291,100 @@ static void test_counter(struct urel_group *g)
 }
 
 /* A mutex from compare-and-swap guards a non-atomic get, add, put at rank 0. */
+/*
+ * Request-based operations in lock_all: rput a pattern into the right
+ * neighbour (several RDMA pieces) and rget it back, raccumulate and
+ * rget_accumulate into rank 0's counters (the fetched values of each
+ * counter must be a permutation), completed by test loops and waits; and
+ * outside a passive epoch every one of them is refused.
+ */
+static void test_requests(struct urel_group *g)
+{
+	size_t len = 150000 + 77;
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint8_t *src = malloc(len), *back = calloc(1, len), *mem;
+	uint64_t one = 1, *got = calloc((size_t)iters, 8);
+	uint64_t *all = calloc((size_t)iters * (size_t)nranks, 8);
+	struct urel_win_req *req, *reqs[3];
+	struct urel_win *w;
+	int ret;
+
+	OK(urel_win_allocate(g, len + 64, 1, (void **)&mem, &w));
+	for (size_t i = 0; i < len; i++)
+		src[i] = pattern(rank, i, 3);
+	/* No epoch yet: refused, nothing issued. */
+	req = NULL;
+	EXPECT(urel_win_rput(w, src, 8, right, 0, &req), UREL_WIN_ERR_SYNC);
+	CHECK(!req, "a refused rput returned a request");
+	EXPECT(urel_win_rget_accumulate(w, &one, back, 1, UREL_WIN_UINT64, 0, len, UREL_WIN_SUM,
+					&req),
+	       UREL_WIN_ERR_SYNC);
+	OK(urel_win_lock_all(w, 0));
+	OK(urel_win_rput(w, src, len, right, 64, &reqs[0]));
+	do
+		ret = urel_win_req_test(reqs[0]);
+	while (ret == 0);
+	EXPECT(ret, 1);
+	OK(urel_win_flush(w, right));
+	OK(urel_win_rget(w, back, len, right, 64, &req));
+	OK(urel_win_req_wait(req));
+	CHECK(!memcmp(back, src, len), "rget: the bytes rput there differ");
+	for (int i = 0; i < iters; i++) {
+		OK(urel_win_raccumulate(w, &one, 1, UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM, &reqs[0]));
+		OK(urel_win_rget_accumulate(w, &one, &got[i], 1, UREL_WIN_UINT64, 0, 8,
+					    UREL_WIN_SUM, &reqs[1]));
+		OK(urel_win_req_wait(reqs[0]));
+		do
+			ret = urel_win_req_test(reqs[1]);
+		while (ret == 0);
+		EXPECT(ret, 1);
+	}
+	/* To ourselves: done in place, complete at once. */
+	OK(urel_win_rget_accumulate(w, NULL, &one, 1, UREL_WIN_UINT64, rank, 16, UREL_WIN_NO_OP,
+				    &reqs[2]));
+	EXPECT(urel_win_req_test(reqs[2]), 1);
+	CHECK(one == 0, "rget_accumulate no-op to self read %llu", (unsigned long long)one);
+	OK(urel_win_unlock_all(w));
+	/* After the epoch: refused again. */
+	EXPECT(urel_win_raccumulate(w, &one, 1, UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM, &req),
+	       UREL_WIN_ERR_SYNC);
+	OK(urel_group_allgather(g, got, (size_t)iters * 8, all));
+	OK(urel_group_barrier(g));
+	for (size_t i = 0; i < len; i++) {
+		if (mem[64 + i] != pattern(left, i, 3)) {
+			failf(__LINE__, "rput: byte %zu is %u, want %u", i, mem[64 + i],
+			      pattern(left, i, 3));
+			break;
+		}
+	}
+	if (rank == 0) {
+		uint64_t n = (uint64_t)iters * (uint64_t)nranks, c0, c1;
+		unsigned char *seen = calloc(n, 1);
+
+		memcpy(&c0, mem, 8);
+		memcpy(&c1, mem + 8, 8);
+		CHECK(c0 == n, "raccumulate counter %llu, want %llu", (unsigned long long)c0,
+		      (unsigned long long)n);
+		CHECK(c1 == n, "rget_accumulate counter %llu, want %llu", (unsigned long long)c1,
+		      (unsigned long long)n);
+		for (uint64_t i = 0; i < n; i++) {
+			if (all[i] >= n || seen[all[i]]++) {
+				failf(__LINE__,
+				      "rget_accumulate fetched %llu twice or out of range",
+				      (unsigned long long)all[i]);
+				break;
+			}
+		}
+		free(seen);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	free(src);
+	free(back);
+	free(got);
+	free(all);
+}
+
 static void test_cas_mutex(struct urel_group *g)
 {
 	struct urel_win *w;
@@ -540,10 +634,11 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(struct urel_group *g);
 	} cases[] = {
-		{ "misuse", test_misuse },   { "disp_unit", test_disp_unit },
-		{ "pscw", test_pscw },	     { "dynamic", test_dynamic },
-		{ "counter", test_counter }, { "cas_mutex", test_cas_mutex },
-		{ "locks", test_locks },     { "accumulate", test_accumulate },
+		{ "misuse", test_misuse },     { "disp_unit", test_disp_unit },
+		{ "pscw", test_pscw },	       { "dynamic", test_dynamic },
+		{ "counter", test_counter },   { "cas_mutex", test_cas_mutex },
+		{ "locks", test_locks },       { "accumulate", test_accumulate },
+		{ "requests", test_requests },
 	};
 	verbose = getenv("OSC_JOB_VERBOSE") != NULL;
 	if (verbose)

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * urel provider: RMA. fi_write and fi_read are the library's puts and gets
+ * (atomic.c shares the machinery), cut in pieces the staging area holds. The
+ * module completes a put when the target acknowledged it, after the bytes
+ * were written there: every write is delivery-complete. A piece the library
+ * cannot take yet is posted again when the endpoint progresses. Completions
+ * go to the transmit CQ with FI_RMA and FI_READ or FI_WRITE; a refused key,
+ * range or right completes with an error (prov_errno: the library's errno).
+ * Remote addresses are offsets in the target's registration.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urel_fi.h"
+
+/* The module's refusals of a one-sided operation as libfabric errors. */
+static int urel_fi_rma_errno(int err)
+{
+	switch (-err) {
+	case ENOKEY:
+		return FI_EKEYREJECTED;
+	case EPERM:
+		return FI_EACCES;
+	case ERANGE:
+		return FI_EINVAL;
+	default:
+		return urel_fi_errno(err);
+	}
+}
+
+static void urel_fi_rma_unlink(struct urel_fi_ep *ep, struct urel_fi_rma *op)
+{
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		ep->rmas = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	ep->nrma--;
+	ep->ntx--;
+}
+
+/* Every piece completed: report and free. Called with ep->lock held. */
+static void urel_fi_rma_finish(struct urel_fi_ep *ep, struct urel_fi_rma *op)
+{
+	struct urel_fi_cqe c = {
+		.e = { .op_context = op->context, .flags = op->cflags },
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	if (op->out || op->posted < op->len)
+		return;
+	if (op->err) {
+		c.err = urel_fi_rma_errno(op->err);
+		c.prov_errno = -op->err;
+		UREL_FI_INFO(FI_LOG_EP_DATA, "%s %p failed: %s\n",
+			     op->kind == UREL_FI_RMA_WRITE  ? "write"
+			     : op->kind == UREL_FI_RMA_READ ? "read"
+							    : "atomic",
+			     op->context, urel_strerror(op->err));
+	}
+	if ((op->err || op->report) && ep->tx_cq)
+		urel_fi_cq_push(ep->tx_cq, &c);
+	urel_fi_rma_unlink(ep, op);
+	free(op);
+}
+
+/* The library's completion of one piece (from urel_fi_ep_reap, ep->lock held). */
+static void urel_fi_rma_done(struct urel_request *req, const struct urel_completion *c)
+{
+	struct urel_fi_rma *op = req->user;
+
+	/* Only counted here: urel_fi_rma_progress() finishes it after the batch. */
+	op->out--;
+	if (c->status) {
+		if (!op->err)
+			op->err = c->status;
+		op->len = op->posted; /* post nothing more */
+	}
+}
+
+/* Hand the library the pieces not posted yet: 0, -EAGAIN (later) or the error that stopped it. */
+static int urel_fi_rma_post(struct urel_fi_ep *ep, struct urel_fi_rma *op)
+{
+	while (op->posted < op->len) {
+		size_t n = op->kind == UREL_FI_RMA_ATOMIC ? 1 : op->len - op->posted;
+		int ret;
+
+		if (op->kind == UREL_FI_RMA_ATOMIC) {
+			size_t at_off = op->posted * op->size;
+			struct urel_atomic at = {
+				.op = op->aop,
+				.size = op->size,
+				.result = op->result ? op->result + at_off : NULL,
+			};
+			uint32_t v32 = 0;
+
+			if (op->size == 4) {
+				if (!op->no_operand)
+					memcpy(&v32, op->buf + at_off, 4);
+				at.operand = v32;
+				if (op->compare) {
+					memcpy(&v32, op->compare + at_off, 4);
+					at.compare = v32;
+				}
+			} else {
+				if (!op->no_operand)
+					memcpy(&at.operand, op->buf + at_off, 8);
+				if (op->compare)
+					memcpy(&at.compare, op->compare + at_off, 8);
+			}
+			ret = urel_ep_atomic(ep->uep, op->peer, &at, op->key, op->off + at_off,
+					     &op->req, 0);
+		} else {
+			if (n > ep->rma_piece)
+				n = ep->rma_piece;
+			ret = op->kind == UREL_FI_RMA_WRITE
+				      ? urel_ep_put(ep->uep, op->peer, op->buf + op->posted, n,
+						    op->key, op->off + op->posted, &op->req, 0)
+				      : urel_ep_get(ep->uep, op->peer, op->buf + op->posted, n,
+						    op->key, op->off + op->posted, &op->req, 0);
+		}
+		if (ret == -EAGAIN || ret == -ENOBUFS)
+			return -EAGAIN;
+		if (ret) {
+			if (!op->err)
+				op->err = ret;
+			op->len = op->posted;
+			return ret;
+		}
+		op->posted += n;
+		op->out++;
+	}
+	return 0;
+}
+
+/*
+ * After the library progressed (ep->lock held): post what waited for room,
+ * finish what completed. Newest first: walk to the oldest, then back, so the
+ * oldest operation gets the room first.
+ */
+void urel_fi_rma_progress(struct urel_fi_ep *ep)
+{
+	struct urel_fi_rma *op = ep->rmas, *prev;
+
+	while (op && op->next)
+		op = op->next;
+	for (; op; op = prev) {
+		prev = op->prev;
+		if (op->posted < op->len)
+			urel_fi_rma_post(ep, op);
+		urel_fi_rma_finish(ep, op);
+	}
+}
+
+/* A new operation with @extra bytes of its own storage behind it (op->store). */
+struct urel_fi_rma *urel_fi_rma_new(struct urel_fi_ep *ep, void *context, uint64_t cflags,
+				    uint64_t flags, size_t extra)
+{
+	struct urel_fi_rma *op = calloc(1, sizeof(*op) + extra);
+
+	if (!op)
+		return NULL;
+	op->req.complete = urel_fi_rma_done;
+	op->req.user = op;
+	op->store = (char *)(op + 1);
+	op->context = context;
+	op->cflags = cflags;
+	op->report = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
+	return op;
+}
+
+/* Post @op to @dest; frees it when refused. Returns 0 or a negative FI_E*. */
+ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_addr_t dest)
+{
+	ssize_t ret = 0;
+	int posted;
+
+	if (!ep->enabled) {
+		free(op);
+		return -FI_EOPBADSTATE;
+	}
+	pthread_mutex_lock(&ep->lock);
+	op->peer = dest < ep->npeer_of ? ep->peer_of[dest] : 0;
+	if (!op->peer) {
+		ret = -FI_EINVAL;
+		goto refuse;
+	}
+	if (ep->ntx >= UREL_FI_QUEUE_SIZE) {
+		urel_fi_ep_reap(ep);
+		if (ep->ntx >= UREL_FI_QUEUE_SIZE) {
+			ret = -FI_EAGAIN;
+			goto refuse;
+		}
+	}
+	posted = urel_fi_rma_post(ep, op);
+	if (posted == -EAGAIN && !op->posted) {
+		/* No room at all: make some and try once more before saying so. */
+		urel_fi_ep_reap(ep);
+		posted = urel_fi_rma_post(ep, op);
+	}
+	if (posted && !op->posted) {
+		ret = posted == -EAGAIN ? -FI_EAGAIN : -urel_fi_errno(posted);
+		goto refuse;
+	}
+	op->prev = NULL;
+	op->next = ep->rmas;
+	if (ep->rmas)
+		ep->rmas->prev = op;
+	ep->rmas = op;
+	ep->nrma++;
+	ep->ntx++;
+	urel_fi_rma_finish(ep, op); /* nothing to wait for (0 bytes): complete now */
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+refuse:
+	pthread_mutex_unlock(&ep->lock);
+	free(op);
+	return ret;
+}
+
+/* Progress until no RMA is outstanding, for at most @timeout_ms; true when none is. */
+bool urel_fi_rma_drain(struct urel_fi_ep *ep, int timeout_ms)
+{
+	for (int waited = 0;; waited += 10) {
+		bool idle;
+
+		pthread_mutex_lock(&ep->lock);
+		urel_fi_ep_reap(ep);
+		idle = !ep->nrma;
+		pthread_mutex_unlock(&ep->lock);
+		if (idle)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		urel_device_wait(ep->dom->dev, 10);
+	}
+}
+
+/* Once the library endpoint is gone (nothing completes any more). */
+void urel_fi_rma_free_all(struct urel_fi_ep *ep)
+{
+	while (ep->rmas) {
+		struct urel_fi_rma *op = ep->rmas;
+
+		ep->rmas = op->next;
+		free(op);
+	}
+	ep->nrma = 0;
+}
+
+static struct urel_fi_ep *urel_fi_ep_of(struct fid_ep *fid)
+{
+	return container_of(fid, struct urel_fi_ep, fid);
+}
+
+static ssize_t urel_fi_rw(struct urel_fi_ep *ep, enum urel_fi_rma_kind kind, void *buf, size_t len,
+			  fi_addr_t addr, uint64_t raddr, uint64_t key, void *context,
+			  uint64_t flags)
+{
+	struct urel_fi_rma *op;
+
+	if (!(ep->caps & FI_RMA))
+		return -FI_EOPNOTSUPP;
+	if (len && !buf)
+		return -FI_EINVAL;
+	if (kind == UREL_FI_RMA_WRITE && (flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
+		return -FI_EINVAL;
+	/* The module's puts carry no immediate data to the target. */
+	if (flags & FI_REMOTE_CQ_DATA)
+		return -FI_EOPNOTSUPP;
+	op = urel_fi_rma_new(ep, context, FI_RMA | (kind == UREL_FI_RMA_WRITE ? FI_WRITE : FI_READ),
+			     kind == UREL_FI_RMA_WRITE ? flags : flags & ~FI_INJECT, 0);
+	if (!op)
+		return -FI_ENOMEM;
+	op->kind = kind;
+	op->buf = buf;
+	op->len = len;
+	op->key = key;
+	op->off = raddr;
+	/* An injected write is one piece, copied by the library when posted, or refused. */
+	return urel_fi_rma_submit(ep, op, addr);
+}
+
+static ssize_t urel_fi_one(const struct iovec *iov, size_t count, const struct fi_rma_iov *riov,
+			   size_t rcount, void **buf, size_t *len)
+{
+	if (count > 1 || rcount != 1 || (count && iov[0].iov_len != riov[0].len) ||
+	    (!count && riov[0].len))
+		return -FI_EINVAL;
+	*buf = count ? iov[0].iov_base : NULL;
+	*len = count ? iov[0].iov_len : 0;
+	return 0;
+}
+
+static ssize_t urel_fi_read(struct fid_ep *fid, void *buf, size_t len, void *desc, fi_addr_t src,
+			    uint64_t addr, uint64_t key, void *context)
+{
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	return urel_fi_rw(ep, UREL_FI_RMA_READ, buf, len, src, addr, key, context, ep->tx_flags);
+}
+
+static ssize_t urel_fi_readv(struct fid_ep *fid, const struct iovec *iov, void **desc, size_t count,
+			     fi_addr_t src, uint64_t addr, uint64_t key, void *context)
+{
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	if (count != 1) /* iov_limit 1 */
+		return -FI_EINVAL;
+	return urel_fi_rw(ep, UREL_FI_RMA_READ, iov[0].iov_base, iov[0].iov_len, src, addr, key,
+			  context, ep->tx_flags);
+}
+
+static ssize_t urel_fi_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	size_t len;
+	void *buf;
+
+	if (urel_fi_one(msg->msg_iov, msg->iov_count, msg->rma_iov, msg->rma_iov_count, &buf, &len))
+		return -FI_EINVAL;
+	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_READ, buf, len, msg->addr,
+			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+}
+
+static ssize_t urel_fi_write(struct fid_ep *fid, const void *buf, size_t len, void *desc,
+			     fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
+{
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	return urel_fi_rw(ep, UREL_FI_RMA_WRITE, (void *)buf, len, dest, addr, key, context,
+			  ep->tx_flags);
+}
+
+static ssize_t urel_fi_writev(struct fid_ep *fid, const struct iovec *iov, void **desc,
+			      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+			      void *context)
+{
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	if (count != 1)
+		return -FI_EINVAL;
+	return urel_fi_rw(ep, UREL_FI_RMA_WRITE, iov[0].iov_base, iov[0].iov_len, dest, addr, key,
+			  context, ep->tx_flags);
+}
+
+static ssize_t urel_fi_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	size_t len;
+	void *buf;
+
+	if (urel_fi_one(msg->msg_iov, msg->iov_count, msg->rma_iov, msg->rma_iov_count, &buf, &len))
+		return -FI_EINVAL;
+	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, buf, len, msg->addr,
+			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+}
+
+static ssize_t urel_fi_inject_write(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
+				    uint64_t addr, uint64_t key)
+{
+	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, (void *)buf, len, dest, addr, key,
+			  NULL, FI_INJECT);
+}
+
+static ssize_t urel_fi_writedata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
+				 uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
+				 void *context)
+{
+	(void)fid, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)addr, (void)key;
+	(void)context;
+	return -FI_EOPNOTSUPP;
+}
+
+static ssize_t urel_fi_injectdata(struct fid_ep *fid, const void *buf, size_t len, uint64_t data,
+				  fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	(void)fid, (void)buf, (void)len, (void)data, (void)dest, (void)addr, (void)key;
+	return -FI_EOPNOTSUPP;
+}
+
+struct fi_ops_rma urel_fi_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = urel_fi_read,
+	.readv = urel_fi_readv,
+	.readmsg = urel_fi_readmsg,
+	.write = urel_fi_write,
+	.writev = urel_fi_writev,
+	.writemsg = urel_fi_writemsg,
+	.inject = urel_fi_inject_write,
+	.writedata = urel_fi_writedata,
+	.injectdata = urel_fi_injectdata,
+};

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fi_rma_check: RMA and atomics of the urel libfabric provider between two
+ * processes. The server registers a window and serves; the client reads,
+ * writes and runs atomics on it through libfabric only, keeps a model of
+ * every byte, and checks each read, fetched value and completion against
+ * it; at the end it sends the model and the server compares its own memory
+ * byte for byte. Refusals (a wrong key, a range outside the registration)
+ * must come back as error completions on fi_cq_readerr.
+ *
+ *   fi_rma_check -s ADDR PORT PEER PEERPORT   server at ADDR:PORT
+ *   fi_rma_check -c ADDR PORT PEER PEERPORT   client at ADDR:PORT
+ * Both bind their own address and know the other's from the command line
+ * (the module answers only peers in the endpoint's address vector). The
+ * server registers its window before it opens its endpoint (LATE_MR set in
+ * the environment: after).
+ * Exit status 0 when every check passed.
+ */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+/* Bytes of the window: several library pieces, and not a multiple of a page. */
+#define WIN (3u * 1024 * 1024 + 4099)
+/* Where the atomic words live (8-aligned), away from the written ranges. */
+#define AT_OFF (WIN - 4099 - 1024)
+
+static int fails;
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fails++;                                                                   \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
+#define DIE(...)                                                                                   \
+	do {                                                                                       \
+		printf("FATAL: " __VA_ARGS__);                                                     \
+		printf("\n");                                                                      \
+		exit(2);                                                                           \
+	} while (0)
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		ssize_t r_ = (call);                                                               \
+		if (r_)                                                                            \
+			DIE("%s: %s (%zd)", #call, fi_strerror((int)-r_), r_);                     \
+	} while (0)
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_cq *cq;
+static struct fid_ep *ep;
+static fi_addr_t peer;
+
+/* The server's key message, and its verdict. */
+struct reply {
+	uint64_t key;
+	uint64_t len;
+	int status;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait for the completion of the operation with context @ctx (operations
+ * are issued one at a time). Returns 0 and the flags, or the error entry's
+ * err (positive) with *@e filled.
+ */
+static int wait_for(void *ctx, uint64_t *flags, struct fi_cq_err_entry *e)
+{
+	double end = now() + 120;
+
+	for (;;) {
+		struct fi_cq_data_entry c;
+		ssize_t n = fi_cq_read(cq, &c, 1);
+
+		if (n == 1) {
+			if (c.op_context != ctx)
+				DIE("completion of %p while waiting for %p", c.op_context, ctx);
+			if (flags)
+				*flags = c.flags;
+			return 0;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+
+			if (fi_cq_readerr(cq, &err, 0) != 1)
+				DIE("fi_cq_readerr after -FI_EAVAIL");
+			if (err.op_context != ctx)
+				DIE("error completion of %p while waiting for %p: %s",
+				    err.op_context, ctx, fi_strerror(err.err));
+			if (e)
+				*e = err;
+			else
+				printf("error completion: %s (provider: %s)\n",
+				       fi_strerror(err.err),
+				       fi_cq_strerror(cq, err.prov_errno, NULL, NULL, 0));
+			if (flags)
+				*flags = err.flags;
+			return err.err ? err.err : -1;
+		}
+		if (n != -FI_EAGAIN)
+			DIE("fi_cq_read: %s", fi_strerror((int)-n));
+		if (now() > end)
+			DIE("no completion for %p in 120 s", ctx);
+	}
+}
+
+/* Post with retries while the provider says -FI_EAGAIN (progressing meanwhile). */
+#define POST(call)                                                                                 \
+	do {                                                                                       \
+		ssize_t r_;                                                                        \
+		while ((r_ = (call)) == -FI_EAGAIN)                                                \
+			fi_cq_read(cq, NULL, 0);                                                   \
+		if (r_)                                                                            \
+			DIE("%s: %s (%zd)", #call, fi_strerror((int)-r_), r_);                     \
+	} while (0)
+
+/* Up to the domain; then setup_ep(). */
+static void setup(const char *node, const char *port)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	if (!hints)
+		DIE("fi_allocinfo");
+	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	hints->ep_attr->type = FI_EP_RDM;
+	/* What Open MPI's btl ofi offers: the provider must pick within it. */
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->fabric_attr->prov_name = strdup("urel");
+	ret = fi_getinfo(FI_VERSION(1, 17), node, port, FI_SOURCE, hints, &info);
+	if (ret)
+		DIE("fi_getinfo: %s", fi_strerror(-ret));
+	fi_freeinfo(hints);
+	CHECK((info->caps & (FI_RMA | FI_ATOMIC)) == (FI_RMA | FI_ATOMIC), "caps %#" PRIx64,
+	      (uint64_t)info->caps);
+	CHECK(info->domain_attr->mr_mode == (FI_MR_ALLOCATED | FI_MR_PROV_KEY),
+	      "mr_mode %#x: offsets and provider keys expected", info->domain_attr->mr_mode);
+	TRY(fi_fabric(info->fabric_attr, &fabric, NULL));
+	TRY(fi_domain(fabric, info, &domain, NULL));
+}
+
+static void setup_ep(const char *pnode, const char *pport)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr ava = { .type = FI_AV_MAP };
+
+	TRY(fi_cq_open(domain, &cqa, &cq, NULL));
+	TRY(fi_av_open(domain, &ava, &av, NULL));
+	TRY(fi_endpoint(domain, info, &ep, NULL));
+	TRY(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_ep_bind(ep, &av->fid, 0));
+	TRY(fi_enable(ep));
+	sin.sin_port = htons((uint16_t)atoi(pport));
+	if (inet_pton(AF_INET, pnode, &sin.sin_addr) != 1)
+		DIE("bad peer address %s", pnode);
+	if (fi_av_insert(av, &sin, 1, &peer, 0, NULL) != 1)
+		DIE("fi_av_insert of the peer");
+}
+
+static void teardown(void)
+{
+	TRY(fi_close(&ep->fid));
+	TRY(fi_close(&av->fid));
+	TRY(fi_close(&cq->fid));
+	TRY(fi_close(&domain->fid));
+	TRY(fi_close(&fabric->fid));
+	fi_freeinfo(info);
+}
+
+static unsigned char pat0(size_t i)
+{
+	return (unsigned char)(i * 7 + 3 + (i >> 9));
+}
+
+static int serve(const char *node, const char *port, const char *pnode, const char *pport)
+{
+	unsigned char *win, *model;
+	struct fid_mr *mr;
+	struct reply r = { 0 };
+	int ctx;
+
+	setup(node, port);
+	if (posix_memalign((void **)&win, 4096, WIN) || !(model = malloc(WIN)))
+		DIE("out of memory");
+	for (size_t i = 0; i < WIN; i++)
+		win[i] = pat0(i);
+	/* Registered before the endpoint exists: the endpoint must serve it. */
+	if (getenv("LATE_MR")) {
+		setup_ep(pnode, pport);
+		TRY(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			      NULL));
+	} else {
+		TRY(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			      NULL));
+		setup_ep(pnode, pport);
+	}
+	CHECK(fi_mr_key(mr) != 0 && fi_mr_key(mr) != FI_KEY_NOTAVAIL, "key %#" PRIx64,
+	      fi_mr_key(mr));
+
+	r.key = fi_mr_key(mr);
+	r.len = WIN;
+	POST(fi_send(ep, &r, sizeof(r), NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "send key");
+
+	/* The client's model of the window, then our verdict. */
+	POST(fi_recv(ep, model, WIN, NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "model");
+	for (size_t i = 0; i < WIN; i++) {
+		if (win[i] != model[i]) {
+			CHECK(0, "window byte %zu is %#x, the client expects %#x", i, win[i],
+			      model[i]);
+			break;
+		}
+	}
+	r.status = fails;
+	POST(fi_send(ep, &r, sizeof(r), NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "send verdict");
+	TRY(fi_close(&mr->fid));
+	teardown();
+	free(win);
+	free(model);
+	printf("fi_rma_check server: %s\n", fails ? "FAILED" : "ok");
+	return fails ? 1 : 0;
+}
+
+static uint64_t key;
+static unsigned char *model;
+
+/* Read the whole window and compare it with the model; @how names the read call. */
+static void read_check(int how)
+{
+	unsigned char *buf = malloc(WIN);
+	uint64_t flags = 0;
+	int ctx;
+
+	if (!buf)
+		DIE("out of memory");
+	memset(buf, 0xee, WIN);
+	if (how == 0) {
+		POST(fi_read(ep, buf, WIN, NULL, peer, 0, key, &ctx));
+	} else if (how == 1) {
+		struct iovec iov = { buf, WIN };
+
+		POST(fi_readv(ep, &iov, NULL, 1, peer, 0, key, &ctx));
+	} else {
+		struct iovec iov = { buf, WIN };
+		struct fi_rma_iov riov = { 0, WIN, key };
+		struct fi_msg_rma msg = { .msg_iov = &iov,
+					  .iov_count = 1,
+					  .addr = peer,
+					  .rma_iov = &riov,
+					  .rma_iov_count = 1,
+					  .context = &ctx };
+
+		POST(fi_readmsg(ep, &msg, FI_COMPLETION));
+	}
+	CHECK(!wait_for(&ctx, &flags, NULL), "read %d", how);
+	CHECK((flags & (FI_RMA | FI_READ)) == (FI_RMA | FI_READ), "read flags %#" PRIx64, flags);
+	for (size_t i = 0; i < WIN; i++) {
+		if (buf[i] != model[i]) {
+			CHECK(0, "read %d: byte %zu is %#x, expected %#x", how, i, buf[i],
+			      model[i]);
+			break;
+		}
+	}
+	free(buf);
+}
+
+static void write_range(int how, size_t off, size_t len, unsigned char seed)
+{
+	unsigned char *buf = malloc(len);
+	uint64_t flags = 0;
+	int ctx;
+
+	if (!buf)
+		DIE("out of memory");
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(seed + i * 13 + (i >> 8));
+	if (how == 0) {
+		POST(fi_write(ep, buf, len, NULL, peer, off, key, &ctx));
+	} else if (how == 1) {
+		struct iovec iov = { buf, len };
+
+		POST(fi_writev(ep, &iov, NULL, 1, peer, off, key, &ctx));
+	} else if (how == 2) {
+		struct iovec iov = { buf, len };
+		struct fi_rma_iov riov = { off, len, key };
+		struct fi_msg_rma msg = { .msg_iov = &iov,
+					  .iov_count = 1,
+					  .addr = peer,
+					  .rma_iov = &riov,
+					  .rma_iov_count = 1,
+					  .context = &ctx };
+
+		POST(fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE));
+	} else {
+		/* Injected: no completion; the buffer is ours again at once. */
+		POST(fi_inject_write(ep, buf, len, peer, off, key));
+		memset(buf, 0, len);
+	}
+	if (how != 3) {
+		CHECK(!wait_for(&ctx, &flags, NULL), "write %d", how);
+		CHECK((flags & (FI_RMA | FI_WRITE)) == (FI_RMA | FI_WRITE), "write flags %#" PRIx64,
+		      flags);
+		memcpy(model + off, buf, len);
+	} else {
+		for (size_t i = 0; i < len; i++)
+			model[off + i] = (unsigned char)(seed + i * 13 + (i >> 8));
+	}
+	free(buf);
+}
+
+/* The model's value of the element of @size bytes at @off. */
+static uint64_t mget(size_t off, unsigned int size)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (size == 4) {
+		memcpy(&v32, model + off, 4);
+		return v32;
+	}
+	memcpy(&v64, model + off, 8);
+	return v64;
+}
+
+static void mset(size_t off, unsigned int size, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	if (size == 4)
+		memcpy(model + off, &v32, 4);
+	else
+		memcpy(model + off, &v, 8);
+}
+
+/*
+ * One atomic on the element at @off: fi_atomic (kind 0), fi_fetch_atomic
+ * (1) or fi_compare_atomic (2), checking the fetched value and the model.
+ */
+static void atomic_one(int kind, enum fi_datatype dt, enum fi_op op, size_t off, uint64_t operand,
+		       uint64_t compare)
+{
+	unsigned int size = dt == FI_INT32 || dt == FI_UINT32 ? 4 : 8;
+	uint64_t old = mget(off, size), mask = size == 4 ? 0xffffffffULL : ~0ULL;
+	uint64_t res = 0x5a5a5a5a5a5a5a5aULL, flags = 0, want, now_v;
+	unsigned char obuf[8], cbuf[8], rbuf[8];
+	uint32_t o32 = (uint32_t)operand, c32 = (uint32_t)compare;
+	int ctx;
+
+	memcpy(obuf, size == 4 ? (void *)&o32 : (void *)&operand, size);
+	memcpy(cbuf, size == 4 ? (void *)&c32 : (void *)&compare, size);
+	memset(rbuf, 0xa5, sizeof(rbuf));
+	if (kind == 0)
+		POST(fi_atomic(ep, obuf, 1, NULL, peer, off, key, dt, op, &ctx));
+	else if (kind == 1)
+		POST(fi_fetch_atomic(ep, obuf, 1, NULL, rbuf, NULL, peer, off, key, dt, op, &ctx));
+	else
+		POST(fi_compare_atomic(ep, obuf, 1, NULL, cbuf, NULL, rbuf, NULL, peer, off, key,
+				       dt, op, &ctx));
+	CHECK(!wait_for(&ctx, &flags, NULL), "atomic %d op %d dt %d", kind, op, dt);
+	CHECK((flags & FI_ATOMIC) && (flags & (kind ? FI_READ : FI_WRITE)),
+	      "atomic flags %#" PRIx64, flags);
+	switch (op) {
+	case FI_SUM:
+		now_v = (old + operand) & mask;
+		break;
+	case FI_ATOMIC_WRITE:
+		now_v = operand & mask;
+		break;
+	case FI_CSWAP:
+		now_v = old == (compare & mask) ? operand & mask : old;
+		break;
+	default:
+		now_v = old;
+	}
+	if (kind) {
+		uint32_t r32;
+
+		if (size == 4) {
+			memcpy(&r32, rbuf, 4);
+			res = r32;
+			CHECK(rbuf[4] == 0xa5, "a 4-byte fetch wrote past its result");
+		} else {
+			memcpy(&res, rbuf, 8);
+		}
+		want = old;
+		CHECK(res == want,
+		      "atomic %d op %d dt %d at %zu fetched %#" PRIx64 ", expected %#" PRIx64, kind,
+		      op, dt, off, res, want);
+	}
+	mset(off, size, now_v);
+}
+
+static void atomics(void)
+{
+	static const enum fi_datatype dts[] = { FI_UINT32, FI_INT32, FI_UINT64, FI_INT64 };
+
+	for (unsigned int t = 0; t < 4; t++) {
+		enum fi_datatype dt = dts[t];
+		unsigned int size = t < 2 ? 4 : 8;
+		size_t off = AT_OFF + t * 64;
+		uint64_t big = size == 4 ? 0x89abcdefULL : 0x0123456789abcdefULL;
+
+		atomic_one(1, dt, FI_ATOMIC_READ, off, 0, 0);
+		atomic_one(1, dt, FI_SUM, off, 5, 0);
+		atomic_one(0, dt, FI_SUM, off, size == 4 ? 0xfffffffdULL : (uint64_t)-3, 0);
+		atomic_one(1, dt, FI_SUM, off, big, 0); /* carries across bytes */
+		atomic_one(1, dt, FI_ATOMIC_WRITE, off, big ^ 0x5555, 0);
+		atomic_one(0, dt, FI_ATOMIC_WRITE, off + size, 0x77, 0);
+		/* A compare that misses leaves the value; one that hits swaps. */
+		atomic_one(2, dt, FI_CSWAP, off, 1, mget(off, size) ^ 1);
+		atomic_one(2, dt, FI_CSWAP, off, size == 4 ? 0xfeedf00dULL : 0xfeedf00ddeadbeefULL,
+			   mget(off, size));
+		atomic_one(1, dt, FI_ATOMIC_READ, off, 0, 0);
+		atomic_one(1, dt, FI_ATOMIC_READ, off + size, 0, 0);
+	}
+	/* Several elements in one call: each its own atomic. */
+	{
+		uint64_t ops[4] = { 1, 2, 3, 0x100000000ULL }, res[4], flags = 0;
+		size_t off = AT_OFF + 512;
+		int ctx;
+
+		POST(fi_fetch_atomic(ep, ops, 4, NULL, res, NULL, peer, off, key, FI_UINT64, FI_SUM,
+				     &ctx));
+		CHECK(!wait_for(&ctx, &flags, NULL), "4-element fetch-add");
+		for (int i = 0; i < 4; i++) {
+			CHECK(res[i] == mget(off + 8 * i, 8), "element %d fetched %#" PRIx64, i,
+			      res[i]);
+			mset(off + 8 * i, 8, mget(off + 8 * i, 8) + ops[i]);
+		}
+	}
+}
+
+/* What the query calls report: exactly the module's atomics. */
+static void queries(void)
+{
+	static const enum fi_datatype ints[] = { FI_INT32, FI_UINT32, FI_INT64, FI_UINT64 };
+	static const enum fi_datatype others[] = { FI_INT8, FI_UINT16, FI_FLOAT, FI_DOUBLE };
+	static const enum fi_op never[] = { FI_MIN,  FI_MAX, FI_PROD, FI_BOR,	FI_BAND,
+					    FI_BXOR, FI_LOR, FI_LAND, FI_MSWAP, FI_CSWAP_NE };
+	struct fi_atomic_attr attr;
+	size_t count;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		unsigned int size = i < 2 ? 4 : 8;
+
+		CHECK(!fi_query_atomic(domain, ints[i], FI_SUM, &attr, 0) && attr.size == size &&
+			      attr.count >= 1,
+		      "query sum %d", ints[i]);
+		CHECK(!fi_query_atomic(domain, ints[i], FI_ATOMIC_WRITE, &attr, 0), "query write");
+		CHECK(!fi_query_atomic(domain, ints[i], FI_SUM, &attr, FI_FETCH_ATOMIC),
+		      "query fetch sum");
+		CHECK(!fi_query_atomic(domain, ints[i], FI_ATOMIC_WRITE, &attr, FI_FETCH_ATOMIC),
+		      "query swap");
+		CHECK(!fi_query_atomic(domain, ints[i], FI_ATOMIC_READ, &attr, FI_FETCH_ATOMIC),
+		      "query read");
+		CHECK(!fi_query_atomic(domain, ints[i], FI_CSWAP, &attr, FI_COMPARE_ATOMIC) &&
+			      attr.size == size,
+		      "query cswap");
+		CHECK(!fi_atomicvalid(ep, ints[i], FI_SUM, &count) && count >= 1, "atomicvalid");
+		CHECK(!fi_fetch_atomicvalid(ep, ints[i], FI_ATOMIC_WRITE, &count),
+		      "fetch_atomicvalid");
+		CHECK(!fi_compare_atomicvalid(ep, ints[i], FI_CSWAP, &count),
+		      "compare_atomicvalid");
+		CHECK(fi_compare_atomicvalid(ep, ints[i], FI_SUM, &count), "cswap-only call sum");
+		CHECK(fi_atomicvalid(ep, ints[i], FI_CSWAP, &count), "plain call cswap");
+		for (unsigned int j = 0; j < sizeof(never) / sizeof(never[0]); j++) {
+			CHECK(fi_query_atomic(domain, ints[i], never[j], &attr, 0) &&
+				      fi_query_atomic(domain, ints[i], never[j], &attr,
+						      FI_FETCH_ATOMIC) &&
+				      fi_query_atomic(domain, ints[i], never[j], &attr,
+						      FI_COMPARE_ATOMIC),
+			      "op %d on type %d offered", never[j], ints[i]);
+		}
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		CHECK(fi_query_atomic(domain, others[i], FI_SUM, &attr, 0) &&
+			      fi_fetch_atomicvalid(ep, others[i], FI_SUM, &count),
+		      "type %d offered", others[i]);
+}
+
+/* A refused operation completes with an error that fi_cq_readerr reports. */
+static void refusals(void)
+{
+	struct fi_cq_err_entry e;
+	unsigned char buf[256];
+	uint64_t v = 1, res;
+	int ctx, err;
+
+	memset(buf, 0x42, sizeof(buf));
+	POST(fi_write(ep, buf, sizeof(buf), NULL, peer, 4096, key ^ 0x10001, &ctx));
+	err = wait_for(&ctx, NULL, &e);
+	CHECK(err == FI_EKEYREJECTED && e.prov_errno == ENOKEY,
+	      "write with a wrong key: err %d (%s) prov_errno %d", err, fi_strerror(err),
+	      e.prov_errno);
+	CHECK(e.flags & FI_WRITE, "error flags %#" PRIx64, (uint64_t)e.flags);
+	POST(fi_read(ep, buf, sizeof(buf), NULL, peer, 4096, key + 1, &ctx));
+	err = wait_for(&ctx, NULL, &e);
+	CHECK(err == FI_EKEYREJECTED && e.prov_errno == ENOKEY, "read with a wrong key: err %d",
+	      err);
+	POST(fi_fetch_atomic(ep, &v, 1, NULL, &res, NULL, peer, AT_OFF, ~key, FI_UINT64, FI_SUM,
+			     &ctx));
+	err = wait_for(&ctx, NULL, &e);
+	CHECK(err == FI_EKEYREJECTED && e.prov_errno == ENOKEY, "atomic with a wrong key: err %d",
+	      err);
+	/* Past the end of the registration. */
+	POST(fi_write(ep, buf, sizeof(buf), NULL, peer, WIN - 100, key, &ctx));
+	err = wait_for(&ctx, NULL, &e);
+	CHECK(err && e.prov_errno == ERANGE, "write past the end: err %d prov_errno %d", err,
+	      e.prov_errno);
+	/* A message needs an address the endpoint knows. */
+	CHECK(fi_write(ep, buf, 8, NULL, peer + 77, 0, key, &ctx) == -FI_EINVAL,
+	      "write to an unknown address");
+	CHECK(fi_atomic(ep, &v, 1, NULL, peer, AT_OFF, key, FI_FLOAT, FI_SUM, &ctx) ==
+		      -FI_EOPNOTSUPP,
+	      "float atomic accepted");
+	CHECK(fi_atomic(ep, &v, 1, NULL, peer, AT_OFF, key, FI_UINT64, FI_BOR, &ctx) ==
+		      -FI_EOPNOTSUPP,
+	      "bor atomic accepted");
+}
+
+static int client(const char *node, const char *port, const char *pnode, const char *pport)
+{
+	struct reply r;
+	int ctx;
+
+	setup(node, port);
+	setup_ep(pnode, pport);
+	POST(fi_recv(ep, &r, sizeof(r), NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "key");
+	CHECK(r.len == WIN, "window of %" PRIu64 " bytes", r.len);
+	key = r.key;
+	if (!(model = malloc(WIN)))
+		DIE("out of memory");
+	for (size_t i = 0; i < WIN; i++)
+		model[i] = pat0(i);
+
+	queries();
+	read_check(0);
+	printf("read %u bytes\n", WIN);
+	write_range(0, 100, 1000000, 1); /* several pieces, unaligned */
+	write_range(1, 1234567, 1, 2);
+	write_range(2, 2000000, 65537, 3);
+	write_range(3, 2100001, 200, 4); /* injected */
+	write_range(0, 0, 7, 5);
+	write_range(0, WIN - 3, 3, 6); /* the last bytes */
+	read_check(1);
+	printf("writes checked\n");
+	atomics();
+	read_check(2);
+	printf("atomics checked\n");
+	refusals();
+	/* The endpoint still works after refusals. */
+	write_range(0, 3000000, 4096, 7);
+	read_check(0);
+	printf("refusals checked\n");
+
+	POST(fi_send(ep, model, WIN, NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "send the model");
+	POST(fi_recv(ep, &r, sizeof(r), NULL, peer, &ctx));
+	CHECK(!wait_for(&ctx, NULL, NULL), "verdict");
+	CHECK(r.status == 0, "the server found %d differences", r.status);
+	teardown();
+	free(model);
+	printf("fi_rma_check client: %s\n", fails ? "FAILED" : "ok");
+	return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 6 && !strcmp(argv[1], "-s"))
+		return serve(argv[2], argv[3], argv[4], argv[5]);
+	if (argc == 6 && !strcmp(argv[1], "-c"))
+		return client(argv[2], argv[3], argv[4], argv[5]);
+	fprintf(stderr, "usage: %s -s|-c ADDR PORT PEER PEERPORT\n", argv[0]);
+	return 2;
+}

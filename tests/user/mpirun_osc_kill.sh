@@ -1,0 +1,40 @@
+#!/bin/bash
+# In-VM test: a window over 4 ranks under mpirun in which the last rank kills
+# itself (SIGKILL) while rank 0 holds its exclusive lock and the others wait
+# for it (tests/user/osc_kill.c). --enable-recovery keeps mpirun from tearing
+# the job down, so the survivors must find the death themselves: each prints
+# "rank R: ok" only when its waiting lock, flush and unlock at the dead rank
+# failed with UREL_WIN_ERR_PEER, later operations to it failed at once, and
+# the window still worked among the survivors. A hang hits the timeout: failure.
+set -uo pipefail
+prog=${USNIC_REL_BUILD:?}/tests/osc_kill
+here=$(cd "$(dirname "$0")" && pwd)
+export HOME=/tmp OMPI_MCA_plm_rsh_agent=false UREL_MSG_KEEPALIVE_MS=200 UREL_OSC_KEEPALIVE_MS=200
+# The test is built with ASan: leaks of ours fail it, PMIx's own are suppressed.
+export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
+np=4
+# Streamed to the log as it comes, so a hang shows how far each rank got.
+log=$(mktemp)
+timeout 400 mpirun --allow-run-as-root --oversubscribe --enable-recovery -np $np "$prog" 2>&1 |
+	tee "$log"
+rc=${PIPESTATUS[0]}
+out=$(cat "$log")
+rm -f "$log"
+fails=0
+[ "$rc" -eq 124 ] && { echo "FAIL: the job hung (timeout)"; fails=1; }
+for r in $(seq 0 $((np - 2))); do
+	grep -q "^rank $r: ok$" <<<"$out" || { echo "FAIL: rank $r did not finish ok"; fails=1; }
+	grep -q "^rank $r: the survivors' window still works$" <<<"$out" ||
+		{ echo "FAIL: rank $r: the survivors' window"; fails=1; }
+done
+grep -q "^rank 0: flush and unlock at the dead rank failed$" <<<"$out" ||
+	{ echo "FAIL: rank 0's flush/unlock did not fail"; fails=1; }
+for r in $(seq 1 $((np - 2))); do
+	grep -q "^rank $r: the lock waiting at the dead rank failed$" <<<"$out" ||
+		{ echo "FAIL: rank $r's waiting lock did not fail"; fails=1; }
+done
+grep -q "Sanitizer" <<<"$out" && { echo "FAIL: a sanitizer report"; fails=1; }
+grep -q "^rank $((np - 1)): killing myself$" <<<"$out" || { echo "FAIL: the victim never died"; fails=1; }
+grep -q "rank $((np - 1)): ok" <<<"$out" && { echo "FAIL: the victim survived"; fails=1; }
+[ "$fails" -eq 0 ] && echo "mpirun_osc_kill: ok"
+exit "$fails"
