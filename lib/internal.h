@@ -130,6 +130,7 @@ struct urel_ep {
 	pthread_cond_t prog_idle;
 	pthread_t prog_owner;
 	unsigned int prog_depth; /* 0 when no thread dispatches */
+	unsigned int prog_waiters; /* threads waiting for the dispatcher to leave */
 	unsigned int prog_head, prog_count;
 	struct urel_completion prog_batch[UREL_CQ_BATCH];
 	bool prog_parked; /* prog_again waits for the receive handler */

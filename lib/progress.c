@@ -71,9 +71,10 @@ void urel_progress_fini(struct urel_ep *ep)
  * Become the endpoint's dispatcher, or nest in it when this thread already
  * is. Another thread's dispatch is waited out for at most
  * UREL_PROGRESS_WAIT_NS: what it dispatched may be what the caller waits
- * for, and the caller's loop checks again either way.
+ * for, and the caller's loop checks again either way. The dispatcher gets
+ * the receive handler in *@fn, *@arg.
  */
-static bool urel_progress_enter(struct urel_ep *ep)
+static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg)
 {
 	struct timespec until;
 
@@ -85,14 +86,18 @@ static bool urel_progress_enter(struct urel_ep *ep)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
+		ep->prog_waiters++;
 		while (ep->prog_depth &&
 		       !pthread_cond_timedwait(&ep->prog_idle, &ep->cq_lock, &until))
 			;
+		ep->prog_waiters--;
 		pthread_mutex_unlock(&ep->cq_lock);
 		return false;
 	}
 	ep->prog_owner = pthread_self();
 	ep->prog_depth++;
+	*fn = ep->recv_fn;
+	*arg = ep->recv_arg;
 	pthread_mutex_unlock(&ep->cq_lock);
 	return true;
 }
@@ -100,7 +105,8 @@ static bool urel_progress_enter(struct urel_ep *ep)
 static void urel_progress_leave(struct urel_ep *ep)
 {
 	pthread_mutex_lock(&ep->cq_lock);
-	if (!--ep->prog_depth)
+	/* The common case, one thread alone, pays no wake-up. */
+	if (!--ep->prog_depth && ep->prog_waiters)
 		pthread_cond_broadcast(&ep->prog_idle);
 	pthread_mutex_unlock(&ep->cq_lock);
 }
@@ -125,12 +131,8 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 		return -EINVAL;
 	if (!max)
 		max = UREL_CQ_BATCH;
-	if (!urel_progress_enter(ep))
+	if (!urel_progress_enter(ep, &fn, &arg))
 		return 0;
-	pthread_mutex_lock(&ep->cq_lock);
-	fn = ep->recv_fn;
-	arg = ep->recv_arg;
-	pthread_mutex_unlock(&ep->cq_lock);
 	while (done < max) {
 		if (!ep->prog_parked && ep->prog_head == ep->prog_count) {
 			n = urel_ep_poll_cq(ep, ep->prog_batch,

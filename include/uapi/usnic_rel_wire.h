@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		3
+#define USNIC_REL_WIRE_VERSION		4
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -50,6 +50,10 @@
 #define USNIC_REL_WIRE_MAX_RDMA		0x40000000U	/* 1 GiB */
 /* Bits in the selective-ACK bitmap. */
 #define USNIC_REL_WIRE_SACK_BITS	64
+/* Most SACK blocks (struct usnic_rel_sack_block) one standalone ACK carries. */
+#define USNIC_REL_WIRE_SACK_BLOCKS	32
+/* A SACK block ends at most this far past the cumulative ACK. */
+#define USNIC_REL_WIRE_SACK_REACH	0x10000U
 
 enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_DATA		= 1,	/* message fragment */
@@ -100,7 +104,8 @@ enum usnic_rel_pkt_type {
  * @sack: selective ACK: bit i (LSB first) set means @ack + 1 + i was
  *	received. @ack itself is missing by definition. Only valid with
  *	USNIC_REL_F_ACK; bits naming sequences the receiver never sent make
- *	the whole acknowledgment invalid.
+ *	the whole acknowledgment invalid. A standalone ACK may describe what
+ *	was received beyond the bitmap in SACK blocks, its payload.
  */
 struct usnic_rel_hdr {
 	__be32 magic;
@@ -116,6 +121,25 @@ struct usnic_rel_hdr {
 	__be16 reserved;
 	__be32 rx_limit;
 	__be64 sack;
+};
+
+/**
+ * struct usnic_rel_sack_block - the payload of a USNIC_REL_PKT_ACK is 0 to
+ *	USNIC_REL_WIRE_SACK_BLOCKS of these: ranges of sequences received
+ *	beyond the @sack bitmap (8 bytes)
+ * @start: first sequence of the range, as its distance from @ack: more than
+ *	USNIC_REL_WIRE_SACK_BITS (the bitmap covers the sequences before).
+ * @len: sequences in the range, at least 1; @start + @len is at most
+ *	USNIC_REL_WIRE_SACK_REACH.
+ *
+ * Blocks are in increasing order with a gap between any two. A receiver
+ * holding more ranges than fit reports the rest in later ACKs, so the
+ * sender learns the whole window; a block naming a sequence the sender
+ * never sent makes the whole acknowledgment invalid.
+ */
+struct usnic_rel_sack_block {
+	__be32 start;
+	__be32 len;
 };
 
 /**

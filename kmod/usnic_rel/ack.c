@@ -21,12 +21,17 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c = &conn->chan[pkt->channel];
+	bool pure = pkt->type == USNIC_REL_PKT_ACK;
 	struct usnic_rel_ack_result res;
 	enum usnic_rel_ack_verdict v;
+	u32 nblocks = 0;
 
-	v = usnic_rel_txwin_ack(&c->tx, pkt->ack, pkt->sack,
-				pkt->type == USNIC_REL_PKT_ACK, ktime_get_ns(),
-				&res);
+	/* Only a standalone ACK's payload is SACK blocks (checked by the parser). */
+	if (pure)
+		nblocks = pkt->payload_len / sizeof(struct usnic_rel_sack_block);
+	v = usnic_rel_txwin_ack_blocks(&c->tx, pkt->ack, pkt->sack,
+				       pkt->payload, nblocks, pure,
+				       ktime_get_ns(), &res);
 	trace_usnic_rel_ack(ep->debug_id, peer->handle, pkt,
 			    v != USNIC_REL_ACK_STALE && v != USNIC_REL_ACK_FORGED,
 			    v == USNIC_REL_ACK_NEW || v == USNIC_REL_ACK_DUP ? res.freed : 0);
@@ -87,17 +92,29 @@ void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 }
 
 /*
- * Build the standalone ACK owed on @chan into @buf. Caller holds conn->lock.
- * Returns its length.
+ * Build the standalone ACK owed on @chan into @buf, with what room is left
+ * after its header for SACK blocks. Caller holds conn->lock. Returns its
+ * length.
  */
 size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   unsigned int chan, void *buf, size_t size)
 {
+	size_t hlen = usnic_rel_wire_hdr_len(USNIC_REL_PKT_ACK);
 	struct usnic_rel_pkt pkt;
+	u32 room, n;
 
+	if (size < hlen)
+		return 0;
+	room = min_t(size_t, USNIC_REL_WIRE_SACK_BLOCKS,
+		     (size - hlen) / sizeof(struct usnic_rel_sack_block));
 	usnic_rel_pkt_init(ep, peer, &pkt, USNIC_REL_PKT_ACK, chan);
 	/* Informational: the receiver must not take it for a sequence. */
 	pkt.seq = peer->conn.chan[chan].tx.next;
+	n = usnic_rel_rxwin_sack_blocks(&peer->conn.chan[chan].rx,
+					(u8 *)buf + hlen, room);
+	pkt.payload_len = n * sizeof(struct usnic_rel_sack_block);
 	usnic_rel_ack_fill(peer, chan, &pkt);
-	return usnic_rel_wire_build(buf, size, &pkt);
+	if (!usnic_rel_wire_build(buf, size, &pkt))
+		return 0;
+	return hlen + pkt.payload_len;
 }

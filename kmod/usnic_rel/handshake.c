@@ -138,8 +138,11 @@ static void usnic_rel_hs_release(struct usnic_rel_conn *conn)
 			h.sack = 0;
 			memcpy(b->data, &h, sizeof(h));
 		}
-		if (usnic_rel_txwin_inflight(&c->tx))
+		if (usnic_rel_txwin_inflight(&c->tx)) {
+			/* Nothing reached the new pairing: resend it all. */
 			c->retx_all = true;
+			c->retx_sent_before = U64_MAX;
+		}
 	}
 }
 

@@ -16,7 +16,7 @@
 #include "rxwin.h"
 #include "seq.h"
 #include "txwin.h"
-#include "../../include/uapi/usnic_rel_wire.h"
+#include "wire.h"
 
 /**
  * usnic_rel_rxwin_init() - set up an empty receive window, with no slots yet
@@ -345,6 +345,46 @@ void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
 	*sack = bits;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_build_ack);
+
+/**
+ * usnic_rel_rxwin_sack_blocks() - the SACK blocks of a standalone ACK
+ * @w: the window
+ * @blocks: room for @max blocks, written in wire format
+ * @max: at most USNIC_REL_WIRE_SACK_BLOCKS
+ *
+ * The ranges held beyond the ACK's bitmap, relative to the cumulative ACK.
+ * When more are held than fit, the list starts where the previous one
+ * stopped, so that a few ACKs tell the sender about the whole window.
+ *
+ * Return: how many blocks were written.
+ */
+u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w, void *blocks,
+				u32 max)
+{
+	u32 first = USNIC_REL_WIRE_SACK_BITS + 1, n = 0, off, start;
+	u32 reach = min_t(u32, w->cap, USNIC_REL_WIRE_SACK_REACH);
+
+	if (!w->nr_ooo || reach <= first)
+		return 0;
+	off = w->sack_from - w->next;
+	if (off < first || off >= reach)
+		off = first;
+	while (off < reach && n < max) {
+		if (!test_bit(usnic_rel_rxwin_slot(w, w->next + off), w->ooo)) {
+			off++;
+			continue;
+		}
+		start = off;
+		while (off < reach &&
+		       test_bit(usnic_rel_rxwin_slot(w, w->next + off), w->ooo))
+			off++;
+		usnic_rel_sack_block_put(blocks, n++, start, off - start);
+	}
+	/* Stopped for room: go on from here next time; else from the start. */
+	w->sack_from = w->next + (off < reach ? off : first);
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_sack_blocks);
 
 /* An ACK (standalone or piggy-backed) left: restart the coalescing count. */
 void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w)

@@ -31,6 +31,7 @@ struct usnic_rel_rxwin {
 	u32 nr_ooo;		/* bits set in @ooo */
 	u32 unacked;		/* in-order arrivals since the last ACK */
 	u32 ack_every;
+	u32 sack_from;		/* where the next ACK's SACK blocks start */
 };
 
 struct usnic_rel_rx_result {
@@ -59,6 +60,8 @@ void usnic_rel_rxwin_receive(struct usnic_rel_rxwin *w, u32 seq, bool ack_req,
 			     struct usnic_rel_rx_result *res);
 void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
 			       u64 *sack);
+u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w, void *blocks,
+				u32 max);
 void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w);
 
 /* Index of @seq's slot. The window has slots (@cap > 0). */

@@ -690,6 +690,13 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			struct usnic_rel_txbuf *b =
 				usnic_rel_txwin_pkt(&c->tx, seq);
 
+			if (c->retx_all &&
+			    usnic_rel_txwin_sent_ns(&c->tx, seq) >
+			    c->retx_sent_before) {
+				seq++;
+				continue;
+			}
+
 			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
 			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,
 						   seq, c->retx_all);
@@ -720,7 +727,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 static void usnic_rel_send_acks(struct usnic_rel_ep *ep,
 				struct usnic_rel_peer *peer)
 {
-	u8 buf[sizeof(struct usnic_rel_hdr)];
+	u8 buf[sizeof(struct usnic_rel_hdr) + USNIC_REL_WIRE_SACK_BLOCKS *
+	       sizeof(struct usnic_rel_sack_block)];
 	struct usnic_rel_conn *conn = &peer->conn;
 	unsigned int chan;
 	size_t len;

@@ -116,6 +116,7 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 	struct usnic_rel_peer *peer = from_timer(peer, t, conn.rtx_timer);
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_ep *ep = peer->ep;
+	u64 now, recent;
 	int i;
 
 	spin_lock(&conn->lock);
@@ -145,6 +146,13 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 		usnic_rel_conn_dead(ep, peer, false);
 		goto out;
 	}
+	/*
+	 * Resend what had the time to be acknowledged and was not: a packet
+	 * sent less than a round trip ago may well be on its way.
+	 */
+	now = ktime_get_ns();
+	recent = conn->rto.has_sample ?
+		 (u64)conn->rto.srtt_us * NSEC_PER_USEC : 0;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
@@ -152,6 +160,7 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 			continue;
 		usnic_rel_txwin_timeout(&c->tx);
 		c->retx_all = true;
+		c->retx_sent_before = now > recent ? now - recent : 0;
 	}
 	usnic_rel_rtx_timer_arm(peer, true);
 	usnic_rel_tx_work_kick(peer);

@@ -16,7 +16,7 @@
 #include <kunit/visibility.h>
 #include "seq.h"
 #include "txwin.h"
-#include "../../include/uapi/usnic_rel_wire.h"
+#include "wire.h"
 
 /**
  * usnic_rel_txwin_init() - set up an empty send window, with no slots yet
@@ -320,6 +320,47 @@ static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
 	return newly;
 }
 
+/* SACK blocks for @ack name only sequences sent (the parser checked their shape). */
+static bool usnic_rel_sack_blocks_valid(const struct usnic_rel_txwin *w,
+					u32 ack, const void *blocks, u32 n)
+{
+	u32 i, start, len;
+
+	for (i = 0; i < n; i++) {
+		usnic_rel_sack_block_get(blocks, i, &start, &len);
+		if (usnic_rel_seq_after(ack + start + len, w->next))
+			return false;
+	}
+	return true;
+}
+
+/* Mark what the SACK blocks name; una is the ACK they are relative to. */
+static u32 usnic_rel_txwin_mark_blocks(struct usnic_rel_txwin *w,
+				       const void *blocks, u32 n)
+{
+	u32 i, start, len, newly = 0;
+
+	for (i = 0; i < n; i++) {
+		u32 seq, end;
+
+		usnic_rel_sack_block_get(blocks, i, &start, &len);
+		end = w->una + start + len;
+		for (seq = w->una + start; seq != end; seq++) {
+			struct usnic_rel_tx_slot *s =
+				&w->slots[usnic_rel_txwin_slot(w, seq)];
+
+			if (s->sacked)
+				continue;
+			s->sacked = true;
+			w->nr_sacked++;
+			newly++;
+		}
+		if (usnic_rel_seq_after(end, w->sack_end))
+			w->sack_end = end;
+	}
+	return newly;
+}
+
 /*
  * Evidence needed to call the oldest packet lost. A flight of fewer than
  * four packets cannot produce three duplicates: then all but one of those
@@ -336,25 +377,30 @@ static u32 usnic_rel_txwin_dupthresh(const struct usnic_rel_txwin *w)
 }
 
 /**
- * usnic_rel_txwin_ack() - process an acknowledgment from the peer
+ * usnic_rel_txwin_ack_blocks() - process an acknowledgment from the peer
  * @w: the window
  * @ack: cumulative ACK: everything before it was received
  * @sack: SACK bitmap, bit i for @ack + 1 + i
+ * @blocks: @nblocks SACK blocks beyond the bitmap (wire format, checked by
+ *	the parser for shape), or NULL
+ * @nblocks: how many
  * @pure: it came in a standalone ACK, not piggy-backed on data; only those
  *	count as duplicates without new SACK information
  * @now_ns: arrival time
  * @res: what changed; only filled for USNIC_REL_ACK_NEW and _DUP
  *
  * Only una < @ack <= next moves the window. An older @ack is a reordered ACK
- * and a newer one, or SACK bits past the last packet sent, were never earned:
- * both are ignored whole so a forged ACK cannot free unsent slots.
+ * and a newer one, or SACK bits or blocks past the last packet sent, were
+ * never earned: both are ignored whole so a forged ACK cannot free unsent
+ * slots. What the peer holds is remembered across ACKs (a scoreboard), so
+ * a receiver that reports its ranges a few at a time describes the window.
  *
  * Return: the verdict, for the caller's counters.
  */
-enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
-					       u32 ack, u64 sack, bool pure,
-					       u64 now_ns,
-					       struct usnic_rel_ack_result *res)
+enum usnic_rel_ack_verdict
+usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			   const void *blocks, u32 nblocks, bool pure,
+			   u64 now_ns, struct usnic_rel_ack_result *res)
 {
 	const struct usnic_rel_tx_slot *last;
 	bool had_flight = w->una != w->next;
@@ -363,7 +409,8 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 	if (usnic_rel_seq_before(ack, w->una))
 		return USNIC_REL_ACK_STALE;
 	if (usnic_rel_seq_after(ack, w->next) ||
-	    (sack & ~usnic_rel_sack_valid_mask(w, ack)))
+	    (sack & ~usnic_rel_sack_valid_mask(w, ack)) ||
+	    !usnic_rel_sack_blocks_valid(w, ack, blocks, nblocks))
 		return USNIC_REL_ACK_FORGED;
 
 	memset(res, 0, sizeof(*res));
@@ -384,7 +431,8 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 			res->rtt_ns = -1;
 		w->dup_acks = 0;
 	}
-	res->newly_sacked = usnic_rel_txwin_mark_sacked(w, sack);
+	res->newly_sacked = usnic_rel_txwin_mark_sacked(w, sack) +
+			    usnic_rel_txwin_mark_blocks(w, blocks, nblocks);
 
 	if (!res->freed && had_flight && (pure || res->newly_sacked))
 		w->dup_acks++;
@@ -409,6 +457,17 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 
 	return res->freed || res->newly_sacked ? USNIC_REL_ACK_NEW :
 						 USNIC_REL_ACK_DUP;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack_blocks);
+
+/* usnic_rel_txwin_ack_blocks() of an ACK without SACK blocks. */
+enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
+					       u32 ack, u64 sack, bool pure,
+					       u64 now_ns,
+					       struct usnic_rel_ack_result *res)
+{
+	return usnic_rel_txwin_ack_blocks(w, ack, sack, NULL, 0, pure, now_ns,
+					  res);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
 

@@ -76,6 +76,10 @@ int usnic_rel_txwin_grow(struct usnic_rel_txwin *w, gfp_t gfp);
 size_t usnic_rel_txwin_bytes(u32 cap);
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
+enum usnic_rel_ack_verdict
+usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			   const void *blocks, u32 nblocks, bool pure,
+			   u64 now_ns, struct usnic_rel_ack_result *res);
 enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u32 ack, u64 sack, bool pure,
 					       u64 now_ns,
@@ -96,6 +100,13 @@ static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 static inline u64 usnic_rel_txwin_oldest_ns(const struct usnic_rel_txwin *w)
 {
 	return w->slots[w->una & (w->cap - 1)].first_ns;
+}
+
+/* When in-flight @seq was last (re)transmitted. */
+static inline u64 usnic_rel_txwin_sent_ns(const struct usnic_rel_txwin *w,
+					  u32 seq)
+{
+	return w->slots[seq & (w->cap - 1)].sent_ns;
 }
 
 /* The protocol window is full: no more may be sent until an ACK. */

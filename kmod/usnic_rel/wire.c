@@ -49,7 +49,32 @@ static bool usnic_rel_type_valid(u8 type)
 static bool usnic_rel_type_has_payload(u8 type)
 {
 	return type == USNIC_REL_PKT_DATA || type == USNIC_REL_PKT_PUT ||
-	       type == USNIC_REL_PKT_GET_RESP;
+	       type == USNIC_REL_PKT_GET_RESP || type == USNIC_REL_PKT_ACK;
+}
+
+/*
+ * A standalone ACK's SACK blocks: whole blocks, not too many, each beyond
+ * the bitmap and within reach, in increasing order with gaps between.
+ * Whether the sender sent what they name is for the send window to judge.
+ */
+static enum usnic_rel_drop_reason
+usnic_rel_parse_sack_blocks(const struct usnic_rel_pkt *pkt)
+{
+	u32 i, n = pkt->payload_len / sizeof(struct usnic_rel_sack_block);
+	u32 start, len, end = USNIC_REL_WIRE_SACK_BITS;
+
+	if (pkt->payload_len % sizeof(struct usnic_rel_sack_block) ||
+	    n > USNIC_REL_WIRE_SACK_BLOCKS)
+		return USNIC_REL_DROP_BAD_SACK;
+	for (i = 0; i < n; i++) {
+		usnic_rel_sack_block_get(pkt->payload, i, &start, &len);
+		/* The first block starts past the bitmap; each one past a gap. */
+		if (start <= end || start > USNIC_REL_WIRE_SACK_REACH || !len ||
+		    len > USNIC_REL_WIRE_SACK_REACH - start)
+			return USNIC_REL_DROP_BAD_SACK;
+		end = start + len;
+	}
+	return USNIC_REL_DROP_NONE;
 }
 
 /**
@@ -341,7 +366,7 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 	case USNIC_REL_PKT_HELLO:
 		return usnic_rel_parse_hello(p, pkt);
 	default:
-		return USNIC_REL_DROP_NONE;	/* ACK: nothing more */
+		return usnic_rel_parse_sack_blocks(pkt);	/* ACK */
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_parse);
@@ -496,6 +521,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_BAD_ATOMIC] = "bad_atomic",
 	[USNIC_REL_DROP_BAD_STATUS] = "bad_status",
 	[USNIC_REL_DROP_BAD_HELLO] = "bad_hello",
+	[USNIC_REL_DROP_BAD_SACK] = "bad_sack",
 	[USNIC_REL_DROP_UNKNOWN_PEER] = "unknown_peer",
 	[USNIC_REL_DROP_STALE_INCARNATION] = "stale_incarnation",
 	[USNIC_REL_DROP_OUT_OF_WINDOW] = "out_of_window",

@@ -5,7 +5,9 @@
 #ifndef _USNIC_REL_WIRE_H
 #define _USNIC_REL_WIRE_H
 
+#include <linux/string.h>
 #include <linux/types.h>
+#include <asm/byteorder.h>
 
 #include "../../include/uapi/usnic_rel_wire.h"
 
@@ -31,6 +33,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_ATOMIC,	/* op, size, alignment or operand */
 	USNIC_REL_DROP_BAD_STATUS,	/* unknown status or answered type */
 	USNIC_REL_DROP_BAD_HELLO,	/* HELLO with sequence fields or no cookie */
+	USNIC_REL_DROP_BAD_SACK,	/* ACK's SACK blocks malformed */
 	/* callers */
 	USNIC_REL_DROP_UNKNOWN_PEER,
 	USNIC_REL_DROP_STALE_INCARNATION,
@@ -106,6 +109,28 @@ struct usnic_rel_pkt {
 		} hello;
 	};
 };
+
+/* Block @i of the SACK blocks at @blocks (wire order, any alignment). */
+static inline void usnic_rel_sack_block_get(const void *blocks, u32 i,
+					    u32 *start, u32 *len)
+{
+	struct usnic_rel_sack_block b;
+
+	memcpy(&b, (const u8 *)blocks + i * sizeof(b), sizeof(b));
+	*start = be32_to_cpu(b.start);
+	*len = be32_to_cpu(b.len);
+}
+
+static inline void usnic_rel_sack_block_put(void *blocks, u32 i, u32 start,
+					    u32 len)
+{
+	struct usnic_rel_sack_block b = {
+		.start = cpu_to_be32(start),
+		.len = cpu_to_be32(len),
+	};
+
+	memcpy((u8 *)blocks + i * sizeof(b), &b, sizeof(b));
+}
 
 size_t usnic_rel_wire_hdr_len(u8 type);
 enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,

@@ -7,6 +7,7 @@
 
 #include "rxwin.h"
 #include "txwin.h"
+#include "wire.h"
 
 static void rw_init(struct kunit *test, struct usnic_rel_rxwin *w, u32 size,
 		    u32 isn, u32 ack_every)
@@ -171,6 +172,68 @@ static void rxwin_sack_bitmap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_OUT_OF_WINDOW);
 	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(14));
+	usnic_rel_rxwin_destroy(&w);
+}
+
+/* Check the (start, len) pairs of @n blocks at @b. */
+static void rw_expect_blocks(struct kunit *test, const void *b, u32 n,
+			     const u32 (*want)[2], u32 nwant)
+{
+	u32 i, start, len;
+
+	KUNIT_ASSERT_EQ(test, n, nwant);
+	for (i = 0; i < n; i++) {
+		usnic_rel_sack_block_get(b, i, &start, &len);
+		KUNIT_EXPECT_EQ(test, start, want[i][0]);
+		KUNIT_EXPECT_EQ(test, len, want[i][1]);
+	}
+}
+
+/*
+ * Ranges held beyond the bitmap become SACK blocks relative to the ACK;
+ * with less room than ranges, successive ACKs go on where the last stopped
+ * and then start over, so the sender hears of every range.
+ */
+static void rxwin_sack_blocks(struct kunit *test)
+{
+	static const u32 all[][2] = { { 70, 3 }, { 80, 1 }, { 100, 2 },
+				      { 3000, 10 } };
+	static const u32 after[][2] = { { 98, 2 }, { 2998, 10 } };
+	static const u32 offs[] = { 5, 70, 71, 72, 80, 100, 101 };
+	u8 b[USNIC_REL_WIRE_SACK_BLOCKS * sizeof(struct usnic_rel_sack_block)];
+	const u32 isn = 0xfffffff0U;
+	struct usnic_rel_rx_result res;
+	struct usnic_rel_rxwin w;
+	u32 i, n;
+
+	rw_init(test, &w, 4096, isn, 32);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rxwin_sack_blocks(&w, b, 4), 0);
+	for (i = 0; i < ARRAY_SIZE(offs); i++)
+		rw_recv(test, &w, isn + offs[i], false, &res);
+	for (i = 3000; i < 3010; i++)
+		rw_recv(test, &w, isn + i, false, &res);
+	n = usnic_rel_rxwin_sack_blocks(&w, b, USNIC_REL_WIRE_SACK_BLOCKS);
+	rw_expect_blocks(test, b, n, all, 4);
+
+	/* Two at a time: 1-2, 3-4, then nothing left past 3009, then 1-2 again. */
+	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	rw_expect_blocks(test, b, n, all, 2);
+	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	rw_expect_blocks(test, b, n, all + 2, 2);
+	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	KUNIT_EXPECT_EQ(test, n, 0);
+	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	rw_expect_blocks(test, b, n, all, 2);
+
+	/*
+	 * 0 and 1 arrive: the blocks are relative to the new cumulative ACK,
+	 * and the list goes on after the last one reported.
+	 */
+	rw_recv(test, &w, isn, false, &res);
+	rw_recv(test, &w, isn + 1, false, &res);
+	KUNIT_EXPECT_EQ(test, w.next, isn + 2);
+	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	rw_expect_blocks(test, b, n, after, 2);
 	usnic_rel_rxwin_destroy(&w);
 }
 
@@ -406,6 +469,7 @@ static struct kunit_case usnic_rel_rxwin_cases[] = {
 	KUNIT_CASE(rxwin_delayed_ack_decisions),
 	KUNIT_CASE(rxwin_classify_edges),
 	KUNIT_CASE(rxwin_sack_bitmap),
+	KUNIT_CASE(rxwin_sack_blocks),
 	KUNIT_CASE(rxwin_delivers_in_order),
 	KUNIT_CASE(rxwin_grows_across_wrap_keeping_held),
 	KUNIT_CASE(rxwin_shrinks_after_use),

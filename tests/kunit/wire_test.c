@@ -302,8 +302,8 @@ static const struct wt_reject wt_rejects[] = {
 	{ "ack_trailing_byte", T_ACK, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
 	{ "payload_len_huge", T_DATA, {{ HDR(payload_len), 2, 0xffff }}, 0,
 	  USNIC_REL_DROP_BAD_LENGTH },
-	{ "ack_with_payload", T_ACK, {{ HDR(payload_len), 2, 1 }}, 1,
-	  USNIC_REL_DROP_BAD_LENGTH },
+	{ "ack_with_partial_sack_block", T_ACK, {{ HDR(payload_len), 2, 1 }}, 1,
+	  USNIC_REL_DROP_BAD_SACK },
 	{ "get_req_with_payload", T_GREQ, {{ HDR(payload_len), 2, 4 }}, 4,
 	  USNIC_REL_DROP_BAD_LENGTH },
 	{ "atomic_with_payload", T_AREQ, {{ HDR(payload_len), 2, 8 }}, 8,
@@ -423,6 +423,75 @@ static void wire_rejects_malformed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, usnic_rel_wire_parse(buf, len, &out), r->want);
 }
 
+/* Parse a standalone ACK whose payload is the @n blocks (start, len) of @b. */
+static enum usnic_rel_drop_reason wt_parse_sack(struct kunit *test,
+						const u32 (*b)[2], u32 n)
+{
+	struct usnic_rel_pkt p, out;
+	u8 buf[sizeof(struct usnic_rel_hdr) + 40 * 8];
+	size_t hlen;
+	u32 i;
+
+	wt_valid(&p, USNIC_REL_PKT_ACK);
+	p.payload_len = n * sizeof(struct usnic_rel_sack_block);
+	hlen = usnic_rel_wire_build(buf, sizeof(buf), &p);
+	KUNIT_ASSERT_EQ(test, hlen, sizeof(struct usnic_rel_hdr));
+	for (i = 0; i < n; i++)
+		usnic_rel_sack_block_put(buf + hlen, i, b[i][0], b[i][1]);
+	return usnic_rel_wire_parse(buf, hlen + p.payload_len, &out);
+}
+
+static void wire_sack_blocks(struct kunit *test)
+{
+	static const u32 ok[][2] = { { 65, 1 }, { 67, 10 }, { 100, 3900 } };
+	static const u32 in_bitmap[][2] = { { 64, 2 } };
+	static const u32 empty[][2] = { { 70, 0 } };
+	static const u32 touching[][2] = { { 70, 5 }, { 75, 1 } };
+	static const u32 overlapping[][2] = { { 70, 5 }, { 72, 10 } };
+	static const u32 descending[][2] = { { 90, 1 }, { 70, 1 } };
+	static const u32 far[][2] = { { USNIC_REL_WIRE_SACK_REACH - 2, 3 } };
+	static const u32 wraps[][2] = { { 70, 0xfffffff0 } };
+	static const u32 reach_ok[][2] = { { USNIC_REL_WIRE_SACK_REACH - 2, 2 } };
+	u32 many[USNIC_REL_WIRE_SACK_BLOCKS + 1][2], i;
+	struct usnic_rel_pkt p, out;
+	u8 buf[sizeof(struct usnic_rel_hdr) + 3 * 8];
+	u32 start, len;
+
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, ok, 3), USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, ok, 0), USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, reach_ok, 1), USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, in_bitmap, 1), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, empty, 1), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, touching, 2), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, overlapping, 2), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, descending, 2), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, far, 1), USNIC_REL_DROP_BAD_SACK);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, wraps, 1), USNIC_REL_DROP_BAD_SACK);
+	for (i = 0; i < ARRAY_SIZE(many); i++) {
+		many[i][0] = 65 + 2 * i;
+		many[i][1] = 1;
+	}
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, many, USNIC_REL_WIRE_SACK_BLOCKS),
+			USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, wt_parse_sack(test, many, USNIC_REL_WIRE_SACK_BLOCKS + 1),
+			USNIC_REL_DROP_BAD_SACK);
+
+	/* Round trip: the parsed payload is the blocks, in order. */
+	wt_valid(&p, USNIC_REL_PKT_ACK);
+	p.payload_len = 3 * 8;
+	KUNIT_ASSERT_EQ(test, usnic_rel_wire_build(buf, sizeof(buf), &p), 40);
+	for (i = 0; i < 3; i++)
+		usnic_rel_sack_block_put(buf + 40, i, ok[i][0], ok[i][1]);
+	KUNIT_ASSERT_EQ(test, usnic_rel_wire_parse(buf, sizeof(buf), &out),
+			USNIC_REL_DROP_NONE);
+	KUNIT_EXPECT_EQ(test, out.payload_len, 24);
+	for (i = 0; i < 3; i++) {
+		usnic_rel_sack_block_get(out.payload, i, &start, &len);
+		KUNIT_EXPECT_EQ(test, start, ok[i][0]);
+		KUNIT_EXPECT_EQ(test, len, ok[i][1]);
+	}
+}
+
 static struct kunit_case usnic_rel_wire_cases[] = {
 	KUNIT_CASE(wire_round_trip_every_type),
 	KUNIT_CASE(wire_header_is_big_endian),
@@ -430,6 +499,7 @@ static struct kunit_case usnic_rel_wire_cases[] = {
 	KUNIT_CASE(wire_build_refuses_bad_requests),
 	KUNIT_CASE(wire_drop_reasons_have_names),
 	KUNIT_CASE(wire_accepts_empty_message),
+	KUNIT_CASE(wire_sack_blocks),
 	KUNIT_CASE_PARAM(wire_rejects_malformed, wt_reject_gen_params),
 	{}
 };
