@@ -134,6 +134,9 @@ struct urel_win_stats {
 	 * request, lock requests the target queued keeping the operation, and
 	 * queued ones whose operation it discarded (sent again once granted). */
 	uint64_t lock_piggy, lock_queued, lock_discarded;
+	/* Accumulates that waited for a credit: the target had the origin's
+	 * UREL_WIN_ACC_CREDITS (default 64) unanswered. */
+	uint64_t acc_waits;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

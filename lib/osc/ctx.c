@@ -108,6 +108,13 @@ int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
 		if (v > 0 && v <= 600000)
 			c->keepalive_ms = (uint32_t)v;
 	}
+	c->acc_credits = UREL_OSC_ACC_CREDITS;
+	if (getenv("UREL_WIN_ACC_CREDITS")) {
+		long v = strtol(getenv("UREL_WIN_ACC_CREDITS"), NULL, 0);
+
+		if (v > 0 && v <= 65536)
+			c->acc_credits = (uint32_t)v;
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	ret = urel_osc_limits(c);
 	if (!ret)
@@ -336,7 +343,7 @@ static bool urel_osc_waits_on(const struct urel_win *w, int r)
 	if (t->rdma_out || t->am_out || (t->in_access && !t->posts) ||
 	    (t->in_exposure && !t->completes) || !t->region_done)
 		return true;
-	if (t->lock && !t->lock_nocheck && (!t->granted || t->unlocking))
+	if (t->lock && !t->lock_nocheck && ((!t->granted && !t->lazy) || t->unlocking))
 		return true;
 	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
 		if (f->target == r && !f->done)

@@ -49,6 +49,12 @@ enum {
 #define UREL_OSC_F_UNLOCK (1U << 3)
 /* Operand bytes a lock request may carry. */
 #define UREL_OSC_PIGGY_MAX 256
+/*
+ * Accumulates an origin keeps unanswered per target (UREL_WIN_ACC_CREDITS):
+ * each ACC_ACK returns a credit, so a target holds at most this many of an
+ * origin's requests and replies at a time.
+ */
+#define UREL_OSC_ACC_CREDITS 64
 /* Default target-side budget of piggy-backed bytes kept with queued lock requests. */
 #define UREL_OSC_LOCK_QUEUE_BYTES (64 * 1024)
 
@@ -248,6 +254,8 @@ struct urel_osc_ctx {
 	uint64_t dropped; /* malformed or stray messages */
 	uint64_t deferred; /* requests left for a later try: no memory */
 	uint64_t lock_piggy, lock_queued, lock_discarded; /* see struct urel_win_stats */
+	uint64_t acc_waits; /* accumulates that waited for a credit */
+	uint32_t acc_credits;
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
 	pthread_t thread;
 	bool thread_on;

@@ -320,6 +320,37 @@ static bool urel_osc_granted_one(struct urel_win *w, void *arg)
 	return w->t[*(int *)arg].granted;
 }
 
+/* Accumulates to *@arg unanswered (non-fetching counted, fetching listed) below the credits. */
+static bool urel_osc_has_credit(struct urel_win *w, void *arg)
+{
+	int target = *(int *)arg;
+	unsigned int n = w->t[target].am_out;
+
+	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (f->target == target && !f->done)
+			n++;
+	}
+	return n < w->ctx->acc_credits;
+}
+
+/*
+ * Flow control: wait (progressing) until @target answered enough of our
+ * accumulates that one more fits in its credits. Several threads may each
+ * pass with the last credit: the overshoot is at most one per thread.
+ */
+static int urel_osc_acc_credit(struct urel_win *w, int target)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	ok = urel_osc_has_credit(w, &target);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (ok)
+		return 0;
+	__atomic_fetch_add(&w->ctx->acc_waits, 1, __ATOMIC_RELAXED);
+	return urel_osc_wait(w, urel_osc_has_credit, &target);
+}
+
 /* One accumulate message of @count elements; fetching ones wait for their reply. */
 static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_osc_dest *d,
 			    uint64_t disp, const void *data, size_t dlen, size_t count,
@@ -332,6 +363,9 @@ static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_os
 	struct urel_osc_fetch local = { 0 }, *fp = &local;
 	int ret;
 
+	ret = urel_osc_acc_credit(w, target);
+	if (ret)
+		return ret;
 	if (wreq && (flags & UREL_OSC_F_FETCH)) {
 		/* The request's: on the heap until the request ends. */
 		fp = calloc(1, sizeof(*fp));

@@ -2,7 +2,7 @@
 # In-VM test: one-sided windows over jobs started by Open MPI's mpirun (PMIx
 # bootstrap): tests/user/osc_job.c on N ranks, ITERS iterations of each
 # contended case. Usage: mpirun_osc.sh "NP ITERS [VAR=VALUE]" ... (default: 2
-# and 3 ranks, short; VAR=VALUE goes to every rank's environment), then 3 ranks
+# and 3 ranks, short; VAR=VALUE goes to every rank's environment), then 4 ranks
 # with UREL_WIN_LOCK_QUEUE_BYTES=0 (lazy locks whose queued requests' operations
 # are discarded and sent again), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
 # progress thread the target computes while the origins lock and accumulate;
@@ -35,7 +35,7 @@ for c in "$@"; do
 	# shellcheck disable=SC2086
 	run $c
 done
-run 3 3 UREL_WIN_LOCK_QUEUE_BYTES=0
+run 4 2 UREL_WIN_LOCK_QUEUE_BYTES=0
 # The example, as a user runs it (built without sanitizers).
 echo "mpirun -np 3 counter 30 7"
 if out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \
