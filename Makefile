@@ -111,10 +111,15 @@ $(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
-bench-bins: $(BENCH_BINS)
+bench-bins: $(BENCH_BINS) $(BUILD)/bench/np_info_null.so
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libusnicrel.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a $(PMIX_LIBS) -lpthread
+
+# NPopenmpi2's MPI_Win_create shim (bench/mpi/np_info_null.c), for make bench.
+$(BUILD)/bench/np_info_null.so: bench/mpi/np_info_null.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -O2 -g $(WARN) -shared -fPIC -o $@ $<
 
 # The module for KDIR (default: the running kernel, else Debian's stock headers).
 module:
@@ -209,7 +214,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch])
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch] bench/mpi/*.c)
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)
