@@ -137,6 +137,8 @@ struct urel_win_stats {
 	/* Accumulates that waited for a credit: the target had the origin's
 	 * UREL_WIN_ACC_CREDITS (default 64) unanswered. */
 	uint64_t acc_waits;
+	/* Target side: locks released because the origin holding them died. */
+	uint64_t locks_reclaimed;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

@@ -73,6 +73,7 @@ static void *urel_osc_progress_main(void *arg)
 
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
+		urel_osc_watch(c);
 		if (!n)
 			urel_device_wait(c->dev, UREL_OSC_THREAD_SLEEP_MS);
 	}
@@ -325,7 +326,7 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 	return ret;
 }
 
-static uint64_t urel_osc_now_ms(void)
+uint64_t urel_osc_now_ms(void)
 {
 	struct timespec ts;
 
@@ -373,6 +374,29 @@ static bool urel_osc_waits_on_dead(struct urel_win *w)
 	return dead;
 }
 
+/* Ping @peer about window @win: if it fails, the peer is marked dead. Not under c->lock. */
+void urel_osc_ping(struct urel_osc_ctx *c, uint32_t win, urel_peer_t peer)
+{
+	struct urel_osc_wire wi = { .win = win };
+	struct urel_osc_ping *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p)
+		return; /* tried again next round */
+	p->req.complete = urel_osc_ping_done;
+	p->gen = c->gen;
+	p->peer = peer;
+	ret = urel_osc_send_req(c, peer, UREL_CHAN_CMD, UREL_OSC_PING, 0, &wi, NULL, 0, &p->req);
+	if (ret) {
+		free(p);
+		if (urel_osc_peer_fatal(ret)) {
+			pthread_mutex_lock(&c->lock);
+			urel_osc_mark_dead(c, peer);
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+}
+
 /* Every keepalive_ms, ping each live peer @w waits on; a ping that fails marks it dead. */
 static void urel_osc_keepalive(struct urel_win *w)
 {
@@ -399,26 +423,8 @@ static void urel_osc_keepalive(struct urel_win *w)
 			peers[n++] = w->t[r].peer;
 	}
 	pthread_mutex_unlock(&c->lock);
-	for (int i = 0; i < n; i++) {
-		struct urel_osc_ping *p = calloc(1, sizeof(*p));
-		int ret;
-
-		if (!p)
-			break;
-		p->req.complete = urel_osc_ping_done;
-		p->gen = c->gen;
-		p->peer = peers[i];
-		ret = urel_osc_send_req(c, peers[i], UREL_CHAN_CMD, UREL_OSC_PING, 0, &wi, NULL, 0,
-					&p->req);
-		if (ret) {
-			free(p);
-			if (urel_osc_peer_fatal(ret)) {
-				pthread_mutex_lock(&c->lock);
-				urel_osc_mark_dead(c, peers[i]);
-				pthread_mutex_unlock(&c->lock);
-			}
-		}
-	}
+	for (int i = 0; i < n; i++)
+		urel_osc_ping(c, wi.win, peers[i]);
 	free(peers);
 }
 

@@ -44,17 +44,12 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
 	return 0;
 }
 
-int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
+/* Grant from the head while each fits: one exclusive, or a run of shared ones. */
+static void urel_osc_lock_grant_head(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted)
 {
 	struct urel_osc_lockreq **tail = granted;
 
 	*granted = NULL;
-	if (!lm->type || lm->type != type)
-		return -EINVAL;
-	if (type == UREL_WIN_LOCK_SHARED && --lm->shared)
-		return 0;
-	lm->type = 0;
-	/* Grant from the head while each fits: one exclusive, or a run of shared ones. */
 	while (lm->head && urel_osc_lock_fits(lm, lm->head->type)) {
 		struct urel_osc_lockreq *r = lm->head;
 
@@ -67,5 +62,41 @@ int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc
 		*tail = r;
 		tail = &r->next;
 	}
+}
+
+int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
+{
+	*granted = NULL;
+	if (!lm->type || lm->type != type)
+		return -EINVAL;
+	if (type == UREL_WIN_LOCK_SHARED && --lm->shared)
+		return 0;
+	lm->type = 0;
+	urel_osc_lock_grant_head(lm, granted);
 	return 0;
+}
+
+void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **forgotten, struct urel_osc_lockreq **granted)
+{
+	struct urel_osc_lockreq **pp = &lm->head, *last = NULL, **out = forgotten;
+
+	*forgotten = NULL;
+	while (*pp) {
+		struct urel_osc_lockreq *r = *pp;
+
+		if (r->origin != origin) {
+			last = r;
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		lm->queued--;
+		r->next = NULL;
+		*out = r;
+		out = &r->next;
+	}
+	lm->tail = last;
+	/* An exclusive request that went may have held back the ones behind it. */
+	urel_osc_lock_grant_head(lm, granted);
 }

@@ -140,6 +140,13 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
  * no such hold exists (nothing changes).
  */
 int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted);
+/*
+ * Group rank @origin is gone: its waiting requests leave the queue (into
+ * *@forgotten, the caller frees them) and what then fits at the head is
+ * granted (into *@granted). The caller first releases what it held.
+ */
+void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **forgotten, struct urel_osc_lockreq **granted);
 
 /* --- Accumulate engine (accop.c, pure) ----------------------------------- */
 
@@ -255,6 +262,8 @@ struct urel_osc_ctx {
 	uint64_t deferred; /* requests left for a later try: no memory */
 	uint64_t lock_piggy, lock_queued, lock_discarded; /* see struct urel_win_stats */
 	uint64_t acc_waits; /* accumulates that waited for a credit */
+	uint64_t locks_reclaimed; /* locks here released for origins that died */
+	uint64_t last_watch_ms; /* holders last pinged (urel_osc_watch) */
 	uint32_t acc_credits;
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
 	pthread_t thread;
@@ -297,6 +306,9 @@ int urel_osc_local_range(struct urel_win *w, uint64_t disp, uint64_t len, void *
  * send the grants that follows; called without c->lock.
  */
 int urel_osc_self_unlock(struct urel_win *w, int type);
+void urel_osc_watch(struct urel_osc_ctx *c);
+void urel_osc_ping(struct urel_osc_ctx *c, uint32_t win, urel_peer_t peer);
+uint64_t urel_osc_now_ms(void);
 /* Request a lock of @type on our own window: 1 granted, 0 queued (granted later). */
 int urel_osc_self_lock(struct urel_win *w, int type);
 

@@ -15,6 +15,9 @@
 
 #include "osc.h"
 
+/* Lock holders one watch round pings, over every window. */
+#define UREL_OSC_WATCH_PINGS 64
+
 /* Lock requests one window keeps queued, per member: more is a flood. */
 #define UREL_OSC_LOCK_QUEUE_PER_RANK 2
 
@@ -517,6 +520,74 @@ int urel_osc_self_lock(struct urel_win *w, int type)
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	return ret;
+}
+
+/*
+ * Origin @r of @w died: what it held is released and what it waited for
+ * forgotten, so that the others get the lock. Under the context lock.
+ */
+static void urel_osc_release_dead(struct urel_win *w, int r, struct urel_osc_reply ***tail)
+{
+	struct urel_osc_lockreq *granted, *gone;
+
+	if (w->t[r].held && !urel_osc_lock_release(&w->lm, w->t[r].held, &granted)) {
+		w->t[r].held = 0;
+		__atomic_fetch_add(&w->ctx->locks_reclaimed, 1, __ATOMIC_RELAXED);
+		urel_osc_grants(w, granted, tail);
+	}
+	urel_osc_lock_forget(&w->lm, r, &gone, &granted);
+	urel_osc_grants(w, granted, tail);
+	while (gone) {
+		struct urel_osc_lockreq *next = gone->next;
+
+		if (gone->counted)
+			w->lm.queued_bytes -= gone->dlen;
+		free(gone->grant);
+		urel_osc_lockreq_free(gone);
+		gone = next;
+	}
+}
+
+/*
+ * Passive target: an origin that dies holding a lock here would keep it
+ * for ever, and the kernel finds a dead peer only by sending to it. So,
+ * every keepalive_ms, the holders of a lock others wait for are pinged
+ * (their failure marks them dead), and the locks of origins found dead
+ * are released, their grants sent. Run by the progress thread.
+ */
+void urel_osc_watch(struct urel_osc_ctx *c)
+{
+	struct urel_osc_reply *replies = NULL, **tail = &replies;
+	struct {
+		uint32_t win;
+		urel_peer_t peer;
+	} ping[UREL_OSC_WATCH_PINGS];
+	uint64_t now = urel_osc_now_ms();
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (now - c->last_watch_ms < c->keepalive_ms) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	c->last_watch_ms = now;
+	for (struct urel_win *w = c->wins; w; w = w->next) {
+		for (int r = 0; r < w->size; r++) {
+			if (r != w->rank && urel_osc_is_dead(c, w->t[r].peer))
+				urel_osc_release_dead(w, r, &tail);
+		}
+		/* More holders than fit are pinged in a later round. */
+		for (int r = 0; w->lm.head && r < w->size && n < UREL_OSC_WATCH_PINGS; r++) {
+			if (r != w->rank && w->t[r].held) {
+				ping[n].win = w->id;
+				ping[n++].peer = w->t[r].peer;
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	urel_osc_send_replies(c, replies);
+	for (int i = 0; i < n; i++)
+		urel_osc_ping(c, ping[i].win, ping[i].peer);
 }
 
 int urel_osc_self_unlock(struct urel_win *w, int type)

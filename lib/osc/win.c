@@ -300,6 +300,7 @@ UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
 	st->lock_queued = __atomic_load_n(&w->ctx->lock_queued, __ATOMIC_RELAXED);
 	st->lock_discarded = __atomic_load_n(&w->ctx->lock_discarded, __ATOMIC_RELAXED);
 	st->acc_waits = __atomic_load_n(&w->ctx->acc_waits, __ATOMIC_RELAXED);
+	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -85,6 +85,55 @@ static void check_rules(void)
 }
 
 /* Model: holders and a FIFO; the manager must grant exactly what the rules say. */
+/*
+ * A dead origin's waiting requests leave the queue, wherever they are, and
+ * what they held back is granted; the others keep their order.
+ */
+static void check_forget(void)
+{
+	struct urel_osc_lockmgr lm = { 0 };
+	struct urel_osc_lockreq *a = req(SH, 0), *x = req(EX, 2), *c = req(SH, 3), *x2 = req(EX, 2),
+				*d = req(SH, 4), *gone, *g;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, a), 1);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, c), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x2), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, d), 0);
+	/* Nobody from 7: nothing changes. */
+	urel_osc_lock_forget(&lm, 7, &gone, &g);
+	URT_CHECK(!gone && !g);
+	URT_CHECK_EQ(lm.queued, 4);
+	/* Rank 2's two exclusive requests go; 3 shares with 0 at once, then 4. */
+	urel_osc_lock_forget(&lm, 2, &gone, &g);
+	URT_CHECK(gone == x && x->next == x2 && !x2->next);
+	URT_CHECK(g == c && c->next == d && !d->next);
+	URT_CHECK_EQ(lm.queued, 0);
+	URT_CHECK(!lm.head && !lm.tail);
+	URT_CHECK_EQ(lm.shared, 3);
+	URT_CHECK_EQ(count(gone), 2);
+	URT_CHECK_EQ(count(g), 2);
+	/* A queue left behind a kept request still appends at its tail. */
+	x = req(EX, 5);
+	c = req(SH, 6);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, c), 0);
+	urel_osc_lock_forget(&lm, 6, &gone, &g);
+	URT_CHECK(gone == c && !g && lm.head == x && lm.tail == x);
+	count(gone);
+	d = req(SH, 8);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, d), 0);
+	URT_CHECK(x->next == d && lm.tail == d);
+	for (int i = 0; i < 3; i++)
+		URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(g == x && !x->next);
+	count(g);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == d);
+	count(g);
+	free(a);
+}
+
 static void check_random(void)
 {
 	struct urel_osc_lockmgr lm = { 0 };
@@ -152,6 +201,7 @@ static void check_random(void)
 
 int main(void)
 {
+	check_forget();
 	check_rules();
 	check_random();
 	return urt_done("unit_osc_lock");
