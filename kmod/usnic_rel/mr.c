@@ -308,8 +308,13 @@ out_put:
 static void usnic_rel_mr_revoke(struct usnic_rel_mr *mr)
 {
 	WRITE_ONCE(mr->revoked, true);
-	/* Every access that saw it unrevoked holds an RCU read lock. */
-	synchronize_rcu();
+	/*
+	 * Every access that saw it unrevoked holds an RCU read lock. Expedited:
+	 * a rendezvous deregisters its buffer once per message, and a normal
+	 * grace period (milliseconds) would stall the caller's progress that
+	 * long each time.
+	 */
+	synchronize_rcu_expedited();
 	usnic_rel_mr_put(mr, true);
 }
 
