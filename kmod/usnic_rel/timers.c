@@ -148,11 +148,16 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 	}
 	/*
 	 * Resend what had the time to be acknowledged and was not: a packet
-	 * sent less than a round trip ago may well be on its way.
+	 * sent less than a round trip ago may well be on its way. At most half
+	 * the RTO: an SRTT above the RTO ceiling must not hold back every
+	 * packet at every timeout.
 	 */
 	now = ktime_get_ns();
-	recent = conn->rto.has_sample ?
-		 (u64)conn->rto.srtt_us * NSEC_PER_USEC : 0;
+	recent = 0;
+	if (conn->rto.has_sample)
+		recent = (u64)min(conn->rto.srtt_us,
+				  usnic_rel_rto_current_us(&conn->rto) / 2) *
+			 NSEC_PER_USEC;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
