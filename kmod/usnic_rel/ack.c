@@ -48,11 +48,17 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		if (res.rtt_ns >= 0)
 			usnic_rel_rto_sample(&conn->rto,
 					     div_u64(res.rtt_ns, NSEC_PER_USEC));
-		/* Room in the window: resume sends and answers that waited. */
-		if (READ_ONCE(ep->sq_blocked) || usnic_rel_conn_parked(conn) ||
-		    usnic_rel_rdma_resp_pending(conn))
-			usnic_rel_tx_work_kick(peer);
 	}
+	/*
+	 * Room in the window, or in the pipe (a SACK): resend what is
+	 * presumed lost, then resume sends and answers that waited.
+	 */
+	if ((res.freed || res.newly_sacked) &&
+	    (c->tx.nr_lost || READ_ONCE(ep->sq_blocked) ||
+	     usnic_rel_conn_parked(conn) || usnic_rel_rdma_resp_pending(conn)))
+		usnic_rel_tx_work_kick(peer);
+	if (res.recovery_started)
+		usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 	if (res.fast_retransmit) {
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);

@@ -124,6 +124,9 @@ struct usnic_rel_chan_conn {
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */
 	u64 retx_fast;			/* packets resent: fast retransmit */
+	/* Congestion control (cwnd.c, in tx.cc); loss marks in tx. */
+	bool cc_lost_by_timeout;	/* the last finding was the timer's */
+	u64 cc_timeouts_counted;	/* tx.cc.rto_episodes in the counters */
 };
 
 /* Why the connection stopped; outstanding sends complete with this error. */

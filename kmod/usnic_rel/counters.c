@@ -80,6 +80,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
 	[USNIC_REL_CNT_TX_MSG_TOO_BIG] = "tx_msg_too_big",
 	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
+	[USNIC_REL_CNT_CWND_FAST_RECOVERIES] = "cwnd_fast_recoveries",
+	[USNIC_REL_CNT_CWND_TIMEOUTS] = "cwnd_timeouts",
 };
 
 /* One endpoint's directory. */

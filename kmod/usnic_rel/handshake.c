@@ -140,6 +140,7 @@ static void usnic_rel_hs_release(struct usnic_rel_conn *conn)
 		}
 		if (usnic_rel_txwin_inflight(&c->tx)) {
 			/* Nothing reached the new pairing: resend it all. */
+			c->tx.epoch++;
 			c->retx_all = true;
 			c->retx_sent_before = U64_MAX;
 		}
