@@ -60,7 +60,7 @@ MODULE_PARM_DESC(stall_timeout_ms, "Longest a packet may stay unacknowledged bef
  */
 unsigned int usnic_rel_probe_min_us = 2000;
 module_param_named(probe_min_us, usnic_rel_probe_min_us, uint, 0444);
-MODULE_PARM_DESC(probe_min_us, "Tail-loss probe timeout floor in microseconds; the probe waits max(this, 2 SRTT, SRTT + ack_delay_us + 2 RTTVAR), and never more than the RTO (0..rto_max_us, default 2000)");
+MODULE_PARM_DESC(probe_min_us, "Tail-loss probe timeout floor in microseconds; the probe waits max(this, 2 SRTT + ack_delay_us + 2 RTTVAR), and never more than the RTO (0..rto_max_us, default 2000)");
 
 /* Bounds of the timer parameters; see usnic_rel_check_params(). */
 #define USNIC_REL_RTO_FLOOR_US		200U

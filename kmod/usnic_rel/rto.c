@@ -112,11 +112,12 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_sample);
  * @ack_delay_us: how long the peer may hold back its ACK
  * @floor_us: the least timeout, for the scheduling jitter of the hosts
  *
- * Two round trips, and at least one round trip plus the peer's delayed ACK
- * plus twice the held RTTVAR: the peer may hold its ACK back whenever it
- * got fewer than ack_every packets, so (as RFC 8985 adds WCDelAckT to a
- * flight of one) a probe sent earlier would often duplicate a packet that
- * arrived. Never more than the RTO, which takes over from there.
+ * Two round trips plus the peer's delayed ACK plus twice the held RTTVAR:
+ * the peer may hold its ACK back whenever it got fewer than ack_every
+ * packets, so (as RFC 8985 adds WCDelAckT to a flight of one) a probe sent
+ * earlier would often duplicate a packet that arrived, and the variation
+ * covers a host that answers late. Never more than the RTO, which takes
+ * over from there.
  *
  * Return: the timeout in microseconds; 0 without an RTT sample or while
  * backing off, when there is no flight to probe but a timeout to run.
@@ -128,8 +129,8 @@ u32 usnic_rel_rto_probe_us(const struct usnic_rel_rto *r, u32 ack_delay_us,
 
 	if (!r->has_sample || r->backoff)
 		return 0;
-	pto = (u64)r->srtt_us + ack_delay_us + 2ULL * r->rttvar_peak_us;
-	pto = max3(pto, 2ULL * r->srtt_us, (u64)floor_us);
+	pto = 2ULL * r->srtt_us + ack_delay_us + 2ULL * r->rttvar_peak_us;
+	pto = max_t(u64, pto, floor_us);
 	return min_t(u64, pto, usnic_rel_rto_current_us(r));
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_probe_us);

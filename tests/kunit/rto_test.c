@@ -196,9 +196,9 @@ static void rto_probe_timeout(struct kunit *test)
 	rto_settle(&r, 100, 64, &t);
 	KUNIT_ASSERT_EQ(test, usnic_rel_rto_current_us(&r), 5000);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 2000), 2000);
-	/* ...or the peer's delayed ACK, a round trip after the packet. */
-	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 1100);
-	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 4000, 0), 4100);
+	/* ...or two round trips and the peer's delayed ACK. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 1200);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 4000, 0), 4200);
 	/* Never past the RTO. */
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 9000), 5000);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, U32_MAX, 0), 5000);
@@ -207,9 +207,9 @@ static void rto_probe_timeout(struct kunit *test)
 	usnic_rel_rto_sample_at(&r, 900, t);
 	KUNIT_EXPECT_EQ(test, r.rttvar_peak_us, 200);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0),
-			r.srtt_us + 1000 + 2 * 200);
+			2 * r.srtt_us + 1000 + 2 * 200);
 
-	/* Long round trips: two of them, capped by the RTO. */
+	/* Long round trips, capped by the RTO. */
 	usnic_rel_rto_init(&r, 1000, 2000000);
 	t = 0;
 	rto_settle(&r, 3000, 64, &t);
@@ -218,7 +218,7 @@ static void rto_probe_timeout(struct kunit *test)
 	usnic_rel_rto_init(&r, 10000, 2000000);
 	t = 0;
 	rto_settle(&r, 3000, 64, &t);
-	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 6000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 7000);
 
 	/* Backing off: the flight was probed already, only the RTO runs. */
 	usnic_rel_rto_timeout(&r, 100);
