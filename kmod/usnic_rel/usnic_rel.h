@@ -47,6 +47,7 @@ extern unsigned int usnic_rel_retry_limit;
 extern unsigned int usnic_rel_max_eps_per_user;
 extern unsigned int usnic_rel_max_rx_held_kb_per_user;
 extern unsigned int usnic_rel_stall_timeout_ms;
+extern unsigned int usnic_rel_probe_min_us;
 
 /* Deferred work that may sleep and must finish before the module goes. */
 extern struct workqueue_struct *usnic_rel_wq;
