@@ -111,10 +111,15 @@ $(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
 
 # Benchmark programs (bench/): plain C11, no sanitizers, optimized; the
 # urel_* ones link the static library.
-bench-bins: $(BENCH_BINS) $(BUILD)/bench/np_info_null.so
+bench-bins: $(BENCH_BINS) $(BUILD)/bench/np_info_null.so $(BUILD)/bench/osc_mpi
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(BUILD)/libusnicrel.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libusnicrel.a $(PMIX_LIBS) -lpthread
+
+# bench/osc_bench.c's measurements over Open MPI's one-sided operations.
+$(BUILD)/bench/osc_mpi: bench/mpi/osc_mpi.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -O2 -g $(WARN) -o $@ $<
 
 # NPopenmpi2's MPI_Win_create shim (bench/mpi/np_info_null.c), for make bench.
 $(BUILD)/bench/np_info_null.so: bench/mpi/np_info_null.c

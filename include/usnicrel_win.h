@@ -9,10 +9,10 @@
  * executes. Fetch-and-op (sum, replace, no-op) and compare-and-swap on 4-
  * and 8-byte integers are the kernel's remote atomics; every other
  * accumulate is applied by the target's library (its progress engine, also
- * driven by a progress thread per endpoint with windows, so a target that
- * computes still serves locks and accumulates; UREL_OSC_PROGRESS_THREAD=0
- * turns it off) with CPU atomics, atomic per element and against the
- * kernel's atomics.
+ * driven by a progress thread per endpoint with windows that take locks, so
+ * a target that computes still serves locks and accumulates;
+ * UREL_OSC_PROGRESS_THREAD=0 turns it off) with CPU atomics, atomic per
+ * element and against the kernel's atomics.
  *
  * A window moves through synchronisation states (MPI's): NONE, FENCE and
  * FENCE_EPOCH (after a fence; the epoch opens at the first operation),
@@ -46,6 +46,7 @@ struct urel_win;
 #define UREL_WIN_ERR_FLAVOR (-EMEDIUMTYPE) /* not for this window's flavor */
 #define UREL_WIN_ERR_TYPE (-EDOM) /* operation undefined on this datatype */
 #define UREL_WIN_ERR_PEER (-EHOSTDOWN) /* a rank the call waits on died (its process is gone) */
+#define UREL_WIN_ERR_NOLOCKS (-ENOLCK) /* a lock on a window created with UREL_WIN_NO_LOCKS */
 
 /* A target rank that makes an operation complete at once, doing nothing (MPI_PROC_NULL). */
 #define UREL_WIN_RANK_NULL (-2)
@@ -125,6 +126,28 @@ int urel_win_detach(struct urel_win *w, const void *base);
 int urel_win_free(struct urel_win *w);
 
 enum urel_win_flavor urel_win_flavor(const struct urel_win *w);
+
+/*
+ * Creation attributes (since LIBUSNICREL_0.4). UREL_WIN_NO_LOCKS (MPI's
+ * info key no_locks): this rank's window is never the target of a passive
+ * lock, so it needs no lock manager and no progress thread; a lock request
+ * that reaches it anyway fails at the origin with UREL_WIN_ERR_NOLOCKS, and
+ * urel_win_lock() and urel_win_lock_all() on it are refused. Unknown flags
+ * are refused (-EINVAL); zero is the default of the calls without _attr.
+ */
+#define UREL_WIN_NO_LOCKS (1U << 0)
+struct urel_win_attr {
+	uint32_t flags; /* UREL_WIN_NO_LOCKS */
+};
+
+int urel_win_create_attr(struct urel_group *g, void *base, size_t size, unsigned int disp_unit,
+			 const struct urel_win_attr *attr, struct urel_win **wp);
+int urel_win_allocate_attr(struct urel_group *g, size_t size, unsigned int disp_unit,
+			   const struct urel_win_attr *attr, void **basep, struct urel_win **wp);
+int urel_win_create_dynamic_attr(struct urel_group *g, const struct urel_win_attr *attr,
+				 struct urel_win **wp);
+/* The attributes @w was created with. */
+int urel_win_query(const struct urel_win *w, struct urel_win_attr *attr);
 
 /* Counters of the windows layer on @w's endpoint (all its windows). */
 struct urel_win_stats {

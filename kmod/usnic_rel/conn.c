@@ -406,7 +406,7 @@ void usnic_rel_conn_shutdown(struct usnic_rel_peer *peer)
 	list_del_init(&conn->win_node);
 	spin_unlock_bh(&peer->ep->win_lock);
 	/* The state stops each of them from arming the others again. */
-	timer_shutdown_sync(&conn->rtx_timer);
+	hrtimer_cancel(&conn->rtx_timer);
 	hrtimer_cancel(&conn->ack_timer);
 	cancel_work_sync(&conn->tx_work);
 }

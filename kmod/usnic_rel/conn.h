@@ -169,7 +169,8 @@ struct usnic_rel_conn {
 	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
 	struct list_head win_node;	/* in ep->win_conns while windows have slots */
-	struct timer_list rtx_timer;
+	/* timers.c: soft hrtimers, cancelled by usnic_rel_conn_shutdown(). */
+	struct hrtimer rtx_timer;	/* tail-loss probe, then RTO */
 	struct hrtimer ack_timer;
 	struct work_struct tx_work;
 };

@@ -57,6 +57,15 @@ unsigned int usnic_rel_stall_timeout_ms = 30000;
 module_param_named(stall_timeout_ms, usnic_rel_stall_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(stall_timeout_ms, "Longest a packet may stay unacknowledged before its peer is declared dead, even if the peer acknowledges others (100..600000, default 30000)");
 
+/*
+ * The tail-loss probe waits at least this long: under it, the scheduling
+ * of the hosts (and of a VM's vCPUs) delays an ACK more often than a
+ * packet is lost.
+ */
+unsigned int usnic_rel_probe_min_us = 2000;
+module_param_named(probe_min_us, usnic_rel_probe_min_us, uint, 0444);
+MODULE_PARM_DESC(probe_min_us, "Tail-loss probe timeout floor in microseconds; the probe waits max(this, 2 SRTT + ack_delay_us + 2 RTTVAR), and never more than the RTO (0..rto_max_us, default 2000)");
+
 /* Bounds of the timer parameters; see usnic_rel_check_params(). */
 #define USNIC_REL_RTO_FLOOR_US		200U
 #define USNIC_REL_RTO_CEILING_US	60000000U
@@ -88,7 +97,7 @@ static int __init usnic_rel_check_params(void)
 		return -EINVAL;
 	}
 	/*
-	 * The timers are jiffies and hrtimers armed from these: an RTO below
+	 * The timers are hrtimers armed from these: an RTO below
 	 * 200 us resends faster than any real path answers, and above a
 	 * minute a dead peer holds its sends for hours.
 	 */
@@ -98,6 +107,11 @@ static int __init usnic_rel_check_params(void)
 		pr_err("rto_min_us=%u rto_max_us=%u: need %u <= min <= max <= %u\n",
 		       usnic_rel_rto_min_us, usnic_rel_rto_max_us,
 		       USNIC_REL_RTO_FLOOR_US, USNIC_REL_RTO_CEILING_US);
+		return -EINVAL;
+	}
+	if (usnic_rel_probe_min_us > usnic_rel_rto_max_us) {
+		pr_err("probe_min_us=%u: must be at most rto_max_us (%u)\n",
+		       usnic_rel_probe_min_us, usnic_rel_rto_max_us);
 		return -EINVAL;
 	}
 	/* An ACK held past the sender's RTO makes it resend what arrived. */

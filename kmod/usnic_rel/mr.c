@@ -9,12 +9,18 @@
  * refused on every other endpoint of the same file, as it is when unknown.
  *
  * Peers reach a registration from the receive path (softirq) by rkey: the
- * lookup pins it with a reference, so DEREG_MR unlinks it, cuts off the
- * accesses under way (revoked, then a grace period: every access checks it
- * under RCU) and the last reference unpins and frees it. Unpinning may
- * sleep, so a last reference dropped in atomic context hands the freeing to
- * usnic_rel_wq. Pinning runs without ctx->lock, so poll() and the other
- * ioctls of the file do not wait behind a large registration.
+ * lookup (RCU) pins the struct with a reference, which keeps the pages
+ * pinned but does not let the peer touch them. Each copy or atomic on the
+ * pages is an access, counted in mr->access_cnt for just its duration
+ * (mr_access.h). DEREG_MR unlinks the registration, sets the count's
+ * REVOKED bit and sleeps only while accesses already counted finish; a GET
+ * answered over many packets reads at each packet, so a peer that stops
+ * acknowledging cannot hold DEREG_MR. There is no grace period, which an
+ * unprivileged caller could otherwise force on every CPU in a loop. The
+ * last reference unpins and frees. Unpinning may sleep, so a last
+ * reference dropped in atomic context hands the freeing to usnic_rel_wq.
+ * Pinning runs without ctx->lock, so poll() and the other ioctls of the
+ * file do not wait behind a large registration.
  */
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -27,6 +33,7 @@
 #include <linux/atomic.h>
 
 #include "usnic_rel.h"
+#include "mr_access.h"
 #include "wire.h"
 
 /* Pages asked of pin_user_pages_fast() at a time: its count is an int. */
@@ -81,28 +88,35 @@ struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ep *ep, u64 rkey)
 	rcu_read_lock();
 	mr = xa_load(&ep->ctx->mrs, lower_32_bits(rkey));
 	if (mr && (mr->rkey != rkey || mr->ep_serial != ep->serial ||
-		   READ_ONCE(mr->revoked) || !refcount_inc_not_zero(&mr->ref)))
+		   usnic_rel_mr_access_revoked(&mr->access_cnt) ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
 }
 
+/* End an access; the last one DEREG_MR waits for wakes it. */
+static void usnic_rel_mr_access_done(struct usnic_rel_mr *mr)
+{
+	/* The caller's reference keeps @mr, and so the completion, alive. */
+	if (usnic_rel_mr_access_end(&mr->access_cnt))
+		complete(&mr->drained);
+}
+
 /*
  * Copy @len bytes between @buf and the registration at @offset, which the
- * caller checked against mr->length. Works in any context: the pages are
- * pinned for the registration's life. Returns -ENOKEY, copying nothing,
- * once DEREG_MR revoked it; DEREG_MR waits for a copy that started before.
+ * caller checked against mr->length. Works in any context, never sleeps:
+ * the pages are pinned for the registration's life. Returns -ENOKEY,
+ * copying nothing, once DEREG_MR revoked it; DEREG_MR waits for a copy that
+ * started before. The caller holds a reference on @mr.
  */
 int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 		      bool to_mr)
 {
 	u64 pos = offset_in_page(mr->addr) + offset;
 
-	rcu_read_lock();
-	if (READ_ONCE(mr->revoked)) {
-		rcu_read_unlock();
+	if (!usnic_rel_mr_access_begin(&mr->access_cnt))
 		return -ENOKEY;
-	}
 	while (len) {
 		struct page *page = mr->pages[pos >> PAGE_SHIFT];
 		u32 off = offset_in_page(pos);
@@ -120,7 +134,7 @@ int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 		pos += n;
 		len -= n;
 	}
-	rcu_read_unlock();
+	usnic_rel_mr_access_done(mr);
 	return 0;
 }
 
@@ -140,11 +154,8 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 	/* Aligned to its size, the operand cannot straddle two pages. */
 	if ((mr->addr + offset) & (size - 1))
 		return -EINVAL;
-	rcu_read_lock();
-	if (READ_ONCE(mr->revoked)) {
-		rcu_read_unlock();
+	if (!usnic_rel_mr_access_begin(&mr->access_cnt))
 		return -ENOKEY;
-	}
 	page = mr->pages[pos >> PAGE_SHIFT];
 	p = kmap_local_page(page) + offset_in_page(pos);
 	if (size == 8) {
@@ -168,7 +179,7 @@ int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 	}
 	flush_dcache_page(page);
 	kunmap_local(p);
-	rcu_read_unlock();
+	usnic_rel_mr_access_done(mr);
 	return 0;
 }
 
@@ -264,6 +275,7 @@ int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *ar
 	if (!mr)
 		goto err_uncharge;
 	refcount_set(&mr->ref, 1);
+	init_completion(&mr->drained);
 	INIT_WORK(&mr->free_work, usnic_rel_mr_free_work);
 	mr->addr = arg->addr;
 	mr->length = arg->length;
@@ -303,22 +315,18 @@ out_put:
 
 /*
  * Cut off the accesses under way and drop the context's reference: once
- * this returns no peer reads or writes the pages. May sleep.
+ * this returns no peer reads or writes the pages. May sleep, but only while
+ * a copy or atomic that started before runs to its end (no sleeping in
+ * there, at most a packet's bytes): uninterruptible is short.
  */
 static void usnic_rel_mr_revoke(struct usnic_rel_mr *mr)
 {
-	WRITE_ONCE(mr->revoked, true);
-	/*
-	 * Every access that saw it unrevoked holds an RCU read lock. Expedited:
-	 * a rendezvous deregisters its buffer once per message, and a normal
-	 * grace period (milliseconds) would stall the caller's progress that
-	 * long each time.
-	 */
-	synchronize_rcu_expedited();
+	if (usnic_rel_mr_access_revoke(&mr->access_cnt))
+		wait_for_completion(&mr->drained);
 	usnic_rel_mr_put(mr, true);
 }
 
-/* DEREG_MR. Takes ctx->lock itself, and not for the grace period. */
+/* DEREG_MR. Takes ctx->lock itself, and not while waiting for accesses. */
 int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u64 rkey)
 {
 	struct usnic_rel_mr *mr;
@@ -341,12 +349,10 @@ void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx)
 	struct usnic_rel_mr *mr;
 	unsigned long idx;
 
-	xa_for_each(&ctx->mrs, idx, mr)
-		WRITE_ONCE(mr->revoked, true);
-	synchronize_rcu();
+	/* The file is going away: no ioctl can race with this. */
 	xa_for_each(&ctx->mrs, idx, mr) {
 		xa_erase(&ctx->mrs, idx);
-		usnic_rel_mr_put(mr, true);
+		usnic_rel_mr_revoke(mr);
 	}
 	xa_destroy(&ctx->mrs);
 }

@@ -540,12 +540,14 @@ static u32 usnic_rel_rdma_resp_frag(struct usnic_rel_ep *ep, unsigned int chan,
 }
 
 /*
- * Put the next packet of the oldest answer owed on @chan on the wire.
- * Returns true when it sent one. Caller holds tx_lock.
+ * Add the next packet of the oldest answer owed on @chan to @batch, which
+ * the caller puts on the wire. Returns true when it added one. Caller holds
+ * tx_lock.
  */
 static bool usnic_rel_rdma_send_resp(struct usnic_rel_ep *ep,
 				     struct usnic_rel_peer *peer,
-				     unsigned int chan)
+				     unsigned int chan,
+				     struct usnic_rel_tx_batch *batch)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
@@ -641,8 +643,8 @@ again:
 	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);
 
-	usnic_rel_xmit(ep, peer, b->data, b->len);
-	usnic_rel_txbuf_put(ep, b);
+	/* A GET's answer is a run of full packets: one GSO call per run. */
+	usnic_rel_batch_add(ep, peer, batch, b);
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
 	return true;
 
@@ -665,11 +667,20 @@ owed:
  */
 void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 {
+	struct usnic_rel_tx_batch batch;
 	unsigned int chan;
 
+	batch.n = 0;
+	batch.bytes = 0;
 	for (chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
-		while (usnic_rel_rdma_send_resp(ep, peer, chan))
-			cond_resched();
+		while (usnic_rel_rdma_send_resp(ep, peer, chan, &batch)) {
+			/* Nothing waits in the batch while we yield. */
+			if (need_resched()) {
+				usnic_rel_batch_flush(ep, peer, &batch);
+				cond_resched();
+			}
+		}
+		usnic_rel_batch_flush(ep, peer, &batch);
 	}
 }
 

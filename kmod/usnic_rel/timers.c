@@ -9,8 +9,14 @@
  * One hrtimer bounds how long an ACK may be
  * held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
+ *
+ * Both are soft hrtimers on CLOCK_MONOTONIC, exact to the microsecond (a
+ * jiffies timer of 1 ms fires anywhere in 0..4 ms at HZ=250, often before
+ * the ACK it waits for). Their callbacks run in the HRTIMER softirq, which
+ * a softirq pass runs after NET_RX: ACKs already received on this CPU are
+ * taken before the timer they answer. The callbacks take conn->lock with
+ * spin_lock (softirq already) and never sleep.
  */
-#include <linux/jiffies.h>
 #include <linux/ktime.h>
 
 #include "conn.h"
@@ -33,18 +39,15 @@ void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer)
 }
 
 /*
- * The tail-loss probe's timeout: long enough for the peer's delayed ACK to
- * come back (two round trips plus the delay), never longer than the RTO.
- * Zero when there is no RTT sample to base it on.
+ * Arm for @us from now, allowing an eighth more: a late timer costs a
+ * little recovery time, and the slack lets the kernel batch expiries.
  */
-static u32 usnic_rel_probe_timeout_us(const struct usnic_rel_rto *rto)
+static void usnic_rel_rtx_timer_start(struct usnic_rel_conn *conn, u32 us)
 {
-	u64 pto;
+	u64 ns = (u64)us * NSEC_PER_USEC;
 
-	if (!rto->has_sample || rto->backoff)
-		return 0;
-	pto = 2ULL * rto->srtt_us + usnic_rel_ack_delay_us;
-	return min_t(u64, pto, usnic_rel_rto_current_us(rto));
+	hrtimer_start_range_ns(&conn->rtx_timer, ns_to_ktime(ns), ns / 8,
+			       HRTIMER_MODE_REL_SOFT);
 }
 
 /*
@@ -61,17 +64,22 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	if (conn->state != USNIC_REL_CONN_ACTIVE)
 		return;
 	if (!usnic_rel_conn_in_flight(conn)) {
-		timer_delete(&conn->rtx_timer);
+		/*
+		 * Not hrtimer_cancel(): a running callback waits for our
+		 * lock. It finds nothing in flight and does not rearm.
+		 */
+		hrtimer_try_to_cancel(&conn->rtx_timer);
 		return;
 	}
-	if (!restart && timer_pending(&conn->rtx_timer))
+	if (!restart && hrtimer_is_queued(&conn->rtx_timer))
 		return;
 	if (!conn->probe_sent && conn->remote_incarnation)
-		us = usnic_rel_probe_timeout_us(&conn->rto);
+		us = usnic_rel_rto_probe_us(&conn->rto, usnic_rel_ack_delay_us,
+					    usnic_rel_probe_min_us);
 	conn->probe_armed = us != 0;
 	if (!us)
 		us = usnic_rel_rto_current_us(&conn->rto);
-	mod_timer(&conn->rtx_timer, jiffies + usecs_to_jiffies(us));
+	usnic_rel_rtx_timer_start(conn, us);
 }
 
 /*
@@ -111,9 +119,10 @@ static bool usnic_rel_conn_stalled(const struct usnic_rel_conn *conn)
 	return false;
 }
 
-static void usnic_rel_rtx_timeout(struct timer_list *t)
+static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 {
-	struct usnic_rel_peer *peer = from_timer(peer, t, conn.rtx_timer);
+	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
+						   conn.rtx_timer);
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_ep *ep = peer->ep;
 	u64 now, recent;
@@ -171,6 +180,8 @@ static void usnic_rel_rtx_timeout(struct timer_list *t)
 	usnic_rel_tx_work_kick(peer);
 out:
 	spin_unlock(&conn->lock);
+	/* Any rearming above went through hrtimer_start. */
+	return HRTIMER_NORESTART;
 }
 
 static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
@@ -218,7 +229,8 @@ void usnic_rel_timers_init(struct usnic_rel_peer *peer)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
-	timer_setup(&conn->rtx_timer, usnic_rel_rtx_timeout, 0);
+	hrtimer_init(&conn->rtx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	conn->rtx_timer.function = usnic_rel_rtx_timeout;
 	hrtimer_init(&conn->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	conn->ack_timer.function = usnic_rel_ack_timeout;
 	INIT_WORK(&conn->tx_work, usnic_rel_tx_work);

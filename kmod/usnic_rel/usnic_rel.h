@@ -28,6 +28,7 @@
 #include <linux/xarray.h>
 #include <linux/hashtable.h>
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/refcount.h>
 #include <linux/workqueue.h>
 
@@ -48,6 +49,7 @@ extern unsigned int usnic_rel_retry_limit;
 extern unsigned int usnic_rel_max_eps_per_user;
 extern unsigned int usnic_rel_max_rx_held_kb_per_user;
 extern unsigned int usnic_rel_stall_timeout_ms;
+extern unsigned int usnic_rel_probe_min_us;
 
 /* Deferred work that may sleep and must finish before the module goes. */
 extern struct workqueue_struct *usnic_rel_wq;
@@ -232,8 +234,9 @@ struct usnic_rel_ep {
  * found in ctx->mrs under RCU and pinned with @ref; the last reference
  * unpins the pages from a work item (that may sleep) and frees the
  * structure after a grace period. It serves one endpoint (@ep_serial).
- * DEREG_MR sets @revoked, then waits a grace period: every access to the
- * pages checks @revoked inside an RCU read-side section (mr.c).
+ * Every access to the pages is counted in @access_cnt while it runs;
+ * DEREG_MR sets its REVOKED bit and waits on @drained for the accesses
+ * under way (mr_access.h, mr.c).
  */
 struct usnic_rel_mr {
 	refcount_t ref;
@@ -242,7 +245,8 @@ struct usnic_rel_mr {
 	u64 addr;
 	u64 length;
 	u32 access;
-	bool revoked;
+	atomic_t access_cnt;		/* accesses running, | REVOKED */
+	struct completion drained;	/* the last one once revoked */
 	u64 rkey;
 	u64 ep_serial;
 	unsigned long npages;

@@ -366,9 +366,10 @@ void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
 	r->lnext = r->lprev = NULL;
 }
 
+/* Released: urel_msg_test() reads done without the lock, then the status. */
 void urel_msg_complete(struct urel_msg_req *r)
 {
-	r->done = true;
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
 }
 
 static bool urel_msg_full(int ret)
@@ -546,18 +547,11 @@ static bool urel_msg_waits_on(const struct urel_msg *m, urel_peer_t peer)
  * sent to it: the kernel finds a dead peer only by its missing ACKs. So
  * every keepalive_ms, each peer something waits on gets a PING. Under m->lock.
  */
-static void urel_msg_keepalive(struct urel_msg *m)
+static void urel_msg_keepalive(struct urel_msg *m, uint64_t now)
 {
-	/*
-	 * Every progress call asks: the coarse clock is read without a system
-	 * call even where the precise one needs one (a VM without a stable
-	 * TSC), and a tick's resolution is plenty for keepalive_ms.
-	 */
-	uint64_t now = urel_msg_clock_ms(CLOCK_MONOTONIC_COARSE);
-
 	if (now - m->last_ping_ms < m->attr.keepalive_ms)
 		return;
-	m->last_ping_ms = now;
+	__atomic_store_n(&m->last_ping_ms, now, __ATOMIC_RELAXED);
 	for (urel_peer_t i = 1; i < m->npeers; i++) {
 		struct urel_msg_peer *pp = m->peers[i];
 
@@ -570,18 +564,41 @@ static void urel_msg_keepalive(struct urel_msg *m)
 	}
 }
 
+/*
+ * Whether a progress pass has work of its own beyond the core's: read
+ * without the lock, as a hint. What it misses (a write racing the read) the
+ * next pass sees, and every loop that waits on it passes again.
+ */
+static bool urel_msg_idle(const struct urel_msg *m, uint64_t now)
+{
+	return !__atomic_load_n(&m->pend, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->reading.head, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->early_stalled, __ATOMIC_RELAXED) &&
+	       now - __atomic_load_n(&m->last_ping_ms, __ATOMIC_RELAXED) < m->attr.keepalive_ms;
+}
+
 UREL_API int urel_msg_progress(struct urel_msg *m)
 {
+	uint64_t now;
 	int n;
 
 	if (!m)
 		return -EINVAL;
 	n = urel_ep_progress(m->ep, 0);
+	/*
+	 * Every call asks for the time: the coarse clock is read without a
+	 * system call even where the precise one needs one (a VM without a
+	 * stable TSC), and a tick's resolution is plenty for keepalive_ms.
+	 */
+	now = urel_msg_clock_ms(CLOCK_MONOTONIC_COARSE);
+	/* A tiny message's poll loop mostly finds nothing to do: no lock then. */
+	if (urel_msg_idle(m, now))
+		return n;
 	pthread_mutex_lock(&m->lock);
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
-	urel_msg_keepalive(m);
+	urel_msg_keepalive(m, now);
 	pthread_mutex_unlock(&m->lock);
 	return n;
 }

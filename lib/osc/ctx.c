@@ -128,15 +128,6 @@ int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
 		urel_am_put(c->am);
 		goto err;
 	}
-	if (urel_osc_thread_wanted()) {
-		ret = -pthread_create(&c->thread, NULL, urel_osc_progress_main, c);
-		if (ret) {
-			urel_am_unregister(c->am, UREL_AM_OSC);
-			urel_am_put(c->am);
-			goto err;
-		}
-		c->thread_on = true;
-	}
 	c->next = urel_osc_list;
 	urel_osc_list = c;
 	goto out;
@@ -147,6 +138,24 @@ out:
 	pthread_mutex_unlock(&urel_osc_list_lock);
 	if (!ret)
 		*cp = c;
+	return ret;
+}
+
+/*
+ * Only windows that take locks need the thread (a no_locks window's
+ * targets progress in their own fence, wait and free): started with the
+ * first such window, it runs until the context goes.
+ */
+int urel_osc_ctx_thread(struct urel_osc_ctx *c)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&urel_osc_list_lock);
+	if (!c->thread_on && urel_osc_thread_wanted()) {
+		ret = -pthread_create(&c->thread, NULL, urel_osc_progress_main, c);
+		c->thread_on = !ret;
+	}
+	pthread_mutex_unlock(&urel_osc_list_lock);
 	return ret;
 }
 

@@ -292,10 +292,13 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_granted, &all);
 	pthread_mutex_lock(&w->ctx->lock);
-	for (int r = 0; r < w->size && !ret; r++)
-		ret = w->t[r].lock_status; /* a target refused */
-	for (int r = 0; r < w->size; r++)
+	for (int r = 0; r < w->size; r++) {
+		if (w->t[r].lock_status) {
+			ret = ret ? ret : w->t[r].lock_status; /* a target refused */
+			w->t[r].lock = 0; /* not held: unlock_all leaves it out */
+		}
 		w->t[r].lock_status = 0;
+	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	return ret;
 }
@@ -323,8 +326,10 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 			w->t[r].unlocking = true;
 		}
 		pthread_mutex_unlock(&w->ctx->lock);
-		for (int r = 0; r < w->size && !ret; r++)
-			ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+		for (int r = 0; r < w->size && !ret; r++) {
+			if (w->t[r].lock)
+				ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+		}
 		if (!ret)
 			ret = urel_osc_wait(w, urel_osc_unlocked, &all);
 	}

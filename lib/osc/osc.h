@@ -89,11 +89,13 @@ struct urel_osc_sync {
 	unsigned int locks; /* LOCK*: targets locked */
 	bool checked; /* LOCK: some lock was taken with a check */
 	bool exposed; /* between post and wait/test */
+	bool no_locks; /* UREL_WIN_NO_LOCKS: passive epochs are refused */
 };
 
 /*
  * Each returns 0 and moves @s, or UREL_WIN_ERR_SYNC and leaves it as it
  * was. @covered: the target is locked (LOCK) or in the access group (PSCW).
+ * Lock and lock_all on a no_locks window: UREL_WIN_ERR_NOLOCKS, whatever the state.
  */
 int urel_osc_sync_op(struct urel_osc_sync *s, bool covered);
 int urel_osc_sync_fence(struct urel_osc_sync *s, unsigned int assert);
@@ -245,6 +247,7 @@ struct urel_win {
 	struct urel_osc_fetch *fetches;
 	uint64_t next_id;
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
+	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };
 
 struct urel_osc_ctx {
@@ -280,6 +283,8 @@ struct urel_osc_ctx {
 /* ctx.c */
 int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp);
 void urel_osc_ctx_put(struct urel_osc_ctx *c);
+/* Start the progress thread unless it runs or is not wanted: a window here takes locks. */
+int urel_osc_ctx_thread(struct urel_osc_ctx *c);
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id);
 int urel_osc_rank_of(const struct urel_win *w, urel_peer_t peer);
 int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,

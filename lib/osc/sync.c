@@ -55,6 +55,8 @@ int urel_osc_sync_fence(struct urel_osc_sync *s, unsigned int assert)
 
 int urel_osc_sync_lock(struct urel_osc_sync *s, bool target_locked, bool nocheck)
 {
+	if (s->no_locks)
+		return UREL_WIN_ERR_NOLOCKS;
 	if (urel_osc_sync_idle(s->type)) {
 		s->type = nocheck ? UREL_OSC_SYNC_LOCK_NO_CHECK : UREL_OSC_SYNC_LOCK;
 		s->locks = 1;
@@ -84,6 +86,8 @@ int urel_osc_sync_unlock(struct urel_osc_sync *s, bool target_locked)
 
 int urel_osc_sync_lock_all(struct urel_osc_sync *s, bool nocheck)
 {
+	if (s->no_locks)
+		return UREL_WIN_ERR_NOLOCKS;
 	if (!urel_osc_sync_idle(s->type))
 		return UREL_WIN_ERR_SYNC;
 	s->type = nocheck ? UREL_OSC_SYNC_LOCK_ALL_NO_CHECK : UREL_OSC_SYNC_LOCK_ALL;

@@ -226,6 +226,8 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_am_hd
 	void *p;
 	int ret;
 
+	if (w->flags & UREL_WIN_NO_LOCKS)
+		return UREL_WIN_ERR_NOLOCKS;
 	if (w->t[src].held)
 		return -EBUSY; /* a second lock from the same origin */
 	for (r = w->lm.head; r; r = r->next) {

@@ -84,7 +84,7 @@ static size_t urel_osc_env_size(const char *name, size_t dflt)
 }
 
 static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
-			    size_t size, unsigned int disp_unit, bool owns_base,
+			    size_t size, unsigned int disp_unit, bool owns_base, uint32_t flags,
 			    struct urel_win **wp)
 {
 	struct urel_osc_pub mine = { 0 }, *all = NULL;
@@ -98,6 +98,8 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		return -ENOMEM;
 	}
 	w->flavor = flavor;
+	w->flags = flags;
+	w->sync.no_locks = flags & UREL_WIN_NO_LOCKS;
 	w->base = base;
 	w->lm.budget = urel_osc_env_size("UREL_WIN_LOCK_QUEUE_BYTES", UREL_OSC_LOCK_QUEUE_BYTES);
 	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
@@ -125,6 +127,8 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	all = calloc((size_t)w->size, sizeof(*all));
 	if (!w->t || !all)
 		mine.status = -ENOMEM;
+	if (!mine.status && !(flags & UREL_WIN_NO_LOCKS))
+		mine.status = urel_osc_ctx_thread(w->ctx);
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
 	/* Peers first: a message may arrive as soon as the window is listed. */
@@ -170,22 +174,42 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	return 0;
 }
 
+/* The flags of @attr (NULL: none), or -EINVAL for one this library does not know. */
+static int64_t urel_osc_attr_flags(const struct urel_win_attr *attr)
+{
+	if (!attr)
+		return 0;
+	return attr->flags & ~UREL_WIN_NO_LOCKS ? -EINVAL : (int64_t)attr->flags;
+}
+
+UREL_API int urel_win_create_attr(struct urel_group *g, void *base, size_t size,
+				  unsigned int disp_unit, const struct urel_win_attr *attr,
+				  struct urel_win **wp)
+{
+	int64_t flags = urel_osc_attr_flags(attr);
+
+	if (!g || !wp || !disp_unit || (size && !base) || flags < 0)
+		return -EINVAL;
+	return urel_osc_win_new(g, UREL_WIN_FLAVOR_CREATE, base, size, disp_unit, false,
+				(uint32_t)flags, wp);
+}
+
 UREL_API int urel_win_create(struct urel_group *g, void *base, size_t size, unsigned int disp_unit,
 			     struct urel_win **wp)
 {
-	if (!g || !wp || !disp_unit || (size && !base))
-		return -EINVAL;
-	return urel_osc_win_new(g, UREL_WIN_FLAVOR_CREATE, base, size, disp_unit, false, wp);
+	return urel_win_create_attr(g, base, size, disp_unit, NULL, wp);
 }
 
-UREL_API int urel_win_allocate(struct urel_group *g, size_t size, unsigned int disp_unit,
-			       void **basep, struct urel_win **wp)
+UREL_API int urel_win_allocate_attr(struct urel_group *g, size_t size, unsigned int disp_unit,
+				    const struct urel_win_attr *attr, void **basep,
+				    struct urel_win **wp)
 {
+	int64_t flags = urel_osc_attr_flags(attr);
 	long page = sysconf(_SC_PAGESIZE);
 	void *base = NULL;
 	int ret;
 
-	if (!g || !wp || !basep || !disp_unit)
+	if (!g || !wp || !basep || !disp_unit || flags < 0)
 		return -EINVAL;
 	if (size) {
 		ret = posix_memalign(&base, page > 0 ? (size_t)page : 4096, size);
@@ -193,17 +217,40 @@ UREL_API int urel_win_allocate(struct urel_group *g, size_t size, unsigned int d
 			return -ret;
 		memset(base, 0, size);
 	}
-	ret = urel_osc_win_new(g, UREL_WIN_FLAVOR_ALLOCATE, base, size, disp_unit, true, wp);
+	ret = urel_osc_win_new(g, UREL_WIN_FLAVOR_ALLOCATE, base, size, disp_unit, true,
+			       (uint32_t)flags, wp);
 	if (!ret)
 		*basep = base;
 	return ret;
 }
 
+UREL_API int urel_win_allocate(struct urel_group *g, size_t size, unsigned int disp_unit,
+			       void **basep, struct urel_win **wp)
+{
+	return urel_win_allocate_attr(g, size, disp_unit, NULL, basep, wp);
+}
+
+UREL_API int urel_win_create_dynamic_attr(struct urel_group *g, const struct urel_win_attr *attr,
+					  struct urel_win **wp)
+{
+	int64_t flags = urel_osc_attr_flags(attr);
+
+	if (!g || !wp || flags < 0)
+		return -EINVAL;
+	return urel_osc_win_new(g, UREL_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, false, (uint32_t)flags, wp);
+}
+
 UREL_API int urel_win_create_dynamic(struct urel_group *g, struct urel_win **wp)
 {
-	if (!g || !wp)
+	return urel_win_create_dynamic_attr(g, NULL, wp);
+}
+
+UREL_API int urel_win_query(const struct urel_win *w, struct urel_win_attr *attr)
+{
+	if (!w || !attr)
 		return -EINVAL;
-	return urel_osc_win_new(g, UREL_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, false, wp);
+	attr->flags = w->flags;
+	return 0;
 }
 
 UREL_API int urel_win_attach(struct urel_win *w, void *base, size_t size)

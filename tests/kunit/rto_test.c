@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the RFC 6298 estimator, its backoff and its clamps.
+ * KUnit: the RFC 6298 estimator, its backoff and its clamps, the hold of
+ * the RTTVAR peak and the tail-loss probe's timeout.
  */
 #include <kunit/test.h>
 
 #include "rto.h"
+
+/* Feed @n samples of @rtt_us, one per hold period from *@t: RTTVAR settles. */
+static void rto_settle(struct usnic_rel_rto *r, u32 rtt_us, int n, u64 *t)
+{
+	while (n--) {
+		usnic_rel_rto_sample_at(r, rtt_us, *t);
+		*t += USNIC_REL_RTTVAR_HOLD_US;
+	}
+}
 
 static void rto_initial_value(struct kunit *test)
 {
@@ -28,13 +38,13 @@ static void rto_first_and_second_sample(struct kunit *test)
 	struct usnic_rel_rto r;
 
 	usnic_rel_rto_init(&r, 100, 2000000);
-	usnic_rel_rto_sample(&r, 1000);
+	usnic_rel_rto_sample_at(&r, 1000, 0);
 	KUNIT_EXPECT_EQ(test, r.srtt_us, 1000);
 	KUNIT_EXPECT_EQ(test, r.rttvar_us, 500);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 1000 + 4 * 500);
 
 	/* RTTVAR = (3 * 500 + |1000 - 2000|) / 4, SRTT = (7000 + 2000) / 8 */
-	usnic_rel_rto_sample(&r, 2000);
+	usnic_rel_rto_sample_at(&r, 2000, 10);
 	KUNIT_EXPECT_EQ(test, r.rttvar_us, 625);
 	KUNIT_EXPECT_EQ(test, r.srtt_us, 1125);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 1125 + 4 * 625);
@@ -43,11 +53,10 @@ static void rto_first_and_second_sample(struct kunit *test)
 static void rto_steady_state(struct kunit *test)
 {
 	struct usnic_rel_rto r;
-	int i;
+	u64 t = 0;
 
 	usnic_rel_rto_init(&r, 100, 2000000);
-	for (i = 0; i < 100; i++)
-		usnic_rel_rto_sample(&r, 800);
+	rto_settle(&r, 800, 100, &t);
 	/* RTTVAR decays to nothing; the granularity G keeps a margin. */
 	KUNIT_EXPECT_EQ(test, r.srtt_us, 800);
 	KUNIT_EXPECT_EQ(test, r.rttvar_us, 0);
@@ -55,8 +64,7 @@ static void rto_steady_state(struct kunit *test)
 			800 + USNIC_REL_RTO_GRANULARITY_US);
 
 	/* A jump in RTT moves SRTT towards it and widens RTTVAR. */
-	for (i = 0; i < 100; i++)
-		usnic_rel_rto_sample(&r, 5000);
+	rto_settle(&r, 5000, 100, &t);
 	KUNIT_EXPECT_GE(test, r.srtt_us, 4990);
 	KUNIT_EXPECT_LE(test, r.srtt_us, 5000);
 	KUNIT_EXPECT_LE(test, usnic_rel_rto_current_us(&r),
@@ -91,7 +99,7 @@ static void rto_backoff(struct kunit *test)
 	unsigned int i;
 
 	usnic_rel_rto_init(&r, 1000, 50000);
-	usnic_rel_rto_sample(&r, 1000);
+	usnic_rel_rto_sample_at(&r, 1000, 0);
 	KUNIT_ASSERT_EQ(test, usnic_rel_rto_current_us(&r), 3000);
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 100));
@@ -106,8 +114,8 @@ static void rto_backoff(struct kunit *test)
 	usnic_rel_rto_progress(&r);
 	KUNIT_EXPECT_EQ(test, r.retries, 0);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 50000);
-	/* ...a valid sample ends it. */
-	usnic_rel_rto_sample(&r, 1000);
+	/* ...a valid sample ends it (a second later: the first RTTVAR decayed). */
+	usnic_rel_rto_sample_at(&r, 1000, 1000000);
 	KUNIT_EXPECT_LT(test, usnic_rel_rto_current_us(&r), 3000);
 	KUNIT_EXPECT_EQ(test, r.backoff, 0);
 }
@@ -131,6 +139,92 @@ static void rto_retry_limit(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, usnic_rel_rto_timeout(&r, 1));
 }
 
+/*
+ * A stall spikes RTTVAR; RFC 6298's RTTVAR forgets it in a few samples, the
+ * RTO keeps covering it for the hold period, then lets it decay.
+ */
+static void rto_rttvar_hold(struct kunit *test)
+{
+	struct usnic_rel_rto r;
+	u64 t = 0, spike;
+	int i;
+
+	usnic_rel_rto_init(&r, 200, 2000000);
+	rto_settle(&r, 1000, 64, &t);
+	KUNIT_ASSERT_EQ(test, usnic_rel_rto_current_us(&r),
+			1000 + USNIC_REL_RTO_GRANULARITY_US);
+
+	/* RTTVAR = 8000 / 4, SRTT = (7000 + 9000) / 8 */
+	spike = t;
+	usnic_rel_rto_sample_at(&r, 9000, spike);
+	KUNIT_EXPECT_EQ(test, r.rttvar_peak_us, 2000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 2000 + 4 * 2000);
+
+	/* Many quiet samples within the period: the peak holds. */
+	for (i = 1; i <= 1000; i++)
+		usnic_rel_rto_sample_at(&r, 1000, spike + i * 50);
+	KUNIT_EXPECT_LT(test, r.rttvar_us, 10);
+	KUNIT_EXPECT_EQ(test, r.rttvar_peak_us, 2000);
+	KUNIT_EXPECT_GE(test, usnic_rel_rto_current_us(&r), 1000 + 4 * 2000);
+
+	/* One period later it has lost a quarter, not more. */
+	usnic_rel_rto_sample_at(&r, 1000, spike + USNIC_REL_RTTVAR_HOLD_US);
+	KUNIT_EXPECT_LE(test, r.rttvar_peak_us, 1500 + 10);
+	KUNIT_EXPECT_GE(test, r.rttvar_peak_us, 1500);
+
+	/* Long past the hold it is gone, without overflowing the decay. */
+	usnic_rel_rto_sample_at(&r, 1000, spike + 1000ULL * USNIC_REL_RTTVAR_HOLD_US);
+	KUNIT_EXPECT_EQ(test, r.rttvar_peak_us, r.rttvar_us);
+	KUNIT_EXPECT_LT(test, usnic_rel_rto_current_us(&r), 1200);
+
+	/* A clock behind the peak's period (a caller's bug) decays nothing. */
+	usnic_rel_rto_sample_at(&r, 9000, 5);
+	usnic_rel_rto_sample_at(&r, 1000, 5);
+	KUNIT_EXPECT_GE(test, r.rttvar_peak_us, 1500);
+}
+
+static void rto_probe_timeout(struct kunit *test)
+{
+	struct usnic_rel_rto r;
+	u64 t = 0;
+
+	/* No RTT sample: no probe, the RTO runs. */
+	usnic_rel_rto_init(&r, 5000, 2000000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 2000), 0);
+
+	/* LAN: SRTT 100 us, RTTVAR settled; the floor decides... */
+	rto_settle(&r, 100, 64, &t);
+	KUNIT_ASSERT_EQ(test, usnic_rel_rto_current_us(&r), 5000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 2000), 2000);
+	/* ...or two round trips and the peer's delayed ACK. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 1200);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 4000, 0), 4200);
+	/* Never past the RTO. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 9000), 5000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, U32_MAX, 0), 5000);
+
+	/* Jitter learned from RTTVAR widens it: twice the held peak. */
+	usnic_rel_rto_sample_at(&r, 900, t);
+	KUNIT_EXPECT_EQ(test, r.rttvar_peak_us, 200);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0),
+			2 * r.srtt_us + 1000 + 2 * 200);
+
+	/* Long round trips, capped by the RTO. */
+	usnic_rel_rto_init(&r, 1000, 2000000);
+	t = 0;
+	rto_settle(&r, 3000, 64, &t);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0),
+			3000 + USNIC_REL_RTO_GRANULARITY_US);
+	usnic_rel_rto_init(&r, 10000, 2000000);
+	t = 0;
+	rto_settle(&r, 3000, 64, &t);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 7000);
+
+	/* Backing off: the flight was probed already, only the RTO runs. */
+	usnic_rel_rto_timeout(&r, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 0);
+}
+
 static struct kunit_case usnic_rel_rto_cases[] = {
 	KUNIT_CASE(rto_initial_value),
 	KUNIT_CASE(rto_first_and_second_sample),
@@ -138,6 +232,8 @@ static struct kunit_case usnic_rel_rto_cases[] = {
 	KUNIT_CASE(rto_clamps),
 	KUNIT_CASE(rto_backoff),
 	KUNIT_CASE(rto_retry_limit),
+	KUNIT_CASE(rto_rttvar_hold),
+	KUNIT_CASE(rto_probe_timeout),
 	{}
 };
 

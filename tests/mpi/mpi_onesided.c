@@ -145,9 +145,9 @@ static void test_lock_fetch_and_op(MPI_Win win, struct win_layout *w)
 /*
  * Passive target: compare_and_swap on the right neighbour's counters (the
  * only rank that touches them): a compare that misses, then two that hit.
- * Not on oneself: with Open MPI 4.1.4, rank 0's compare-and-swap on its own
- * window crashed in mca_btl_ofi_acswap, which read the rkey of a NULL
- * registration handle before it called the provider.
+ * Not on oneself: Open MPI 4.1.4 crashes there, in mca_btl_ofi_acswap, on a
+ * NULL registration handle (its bug; tests/mpi/mpi_atomic_self.c says why
+ * and covers compare-and-swap to oneself where Open MPI can do it).
  */
 static void test_lock_cas(MPI_Win win, struct win_layout *w)
 {

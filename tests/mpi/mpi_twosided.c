@@ -2,8 +2,9 @@
 /*
  * MPI program run by tests/user/mpi_urel.sh over Open MPI's OFI MTL and the
  * urel provider: two-sided MPI (blocking, non-blocking, wildcards, probe and
- * matched probe, synchronous sends, cancel, truncation, large messages, a
- * collective), each result checked. Any failure aborts the job.
+ * matched probe, synchronous sends, cancel, truncation, large messages,
+ * messages to oneself, a collective), each result checked. Any failure
+ * aborts the job.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -236,6 +237,45 @@ static void test_cancel_truncate(void)
 	}
 }
 
+/*
+ * To oneself: the OFI MTL hands these to the provider with the rank's own
+ * address (tiny, eager, rendezvous; unexpected and expected; synchronous).
+ */
+static void test_self(void)
+{
+	static const size_t sizes[] = { 0, 100, 20000, 1u << 20 };
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		unsigned char *out = malloc(n + 1), *in = malloc(n + 1);
+		MPI_Request r;
+		MPI_Status st;
+		int count;
+
+		CHECK(out && in, "malloc");
+		fill(out, n, rank, 600 + (int)k);
+		/* Unexpected: sent before its receive is posted. */
+		MPI_Isend(out, (int)n, MPI_BYTE, rank, 600 + (int)k, MPI_COMM_WORLD, &r);
+		memset(in, 0, n + 1);
+		MPI_Recv(in, (int)n, MPI_BYTE, rank, 600 + (int)k, MPI_COMM_WORLD, &st);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		CHECK((size_t)count == n && st.MPI_SOURCE == rank, "self %zu: count %d source %d",
+		      n, count, st.MPI_SOURCE);
+		verify(in, n, rank, 600 + (int)k);
+		/* Expected and synchronous: the receive is posted first. */
+		memset(in, 0, n + 1);
+		MPI_Irecv(in, (int)n, MPI_BYTE, MPI_ANY_SOURCE, 610 + (int)k, MPI_COMM_WORLD, &r);
+		fill(out, n, rank, 610 + (int)k);
+		MPI_Ssend(out, (int)n, MPI_BYTE, rank, 610 + (int)k, MPI_COMM_WORLD);
+		MPI_Wait(&r, &st);
+		CHECK(st.MPI_SOURCE == rank, "self ssend source %d", st.MPI_SOURCE);
+		verify(in, n, rank, 610 + (int)k);
+		free(out);
+		free(in);
+	}
+}
+
 static void test_collective(void)
 {
 	long v = rank + 1, sum = 0;
@@ -262,6 +302,8 @@ int main(int argc, char **argv)
 	test_ssend();
 	MPI_Barrier(MPI_COMM_WORLD);
 	test_cancel_truncate();
+	MPI_Barrier(MPI_COMM_WORLD);
+	test_self();
 	MPI_Barrier(MPI_COMM_WORLD);
 	test_collective();
 	MPI_Barrier(MPI_COMM_WORLD);

@@ -5,7 +5,9 @@
 # fi_pingpong runs over it between two network namespaces joined by a veth
 # pair, untagged and tagged, every size, with its data checks (-c) and
 # -I iterations; and fi_rma_check (tests/fi/) runs RMA and atomics there,
-# every byte and fetched value checked, refusals as error completions.
+# every byte and fetched value checked, refusals as error completions, and
+# then again in one process on its own window through its own address (what
+# Open MPI's btl ofi does for a rank's own window when ranks span nodes).
 set -euo pipefail
 export FI_PROVIDER_PATH=${USNIC_REL_BUILD:?}/prov
 fails=0
@@ -94,6 +96,8 @@ done
 ip netns exec urB timeout 600 "$rma" -c 10.78.0.2 47701 10.78.0.1 47700 || fail "fi_rma_check (client)"
 wait $pid || fail "fi_rma_check (server)"
 cat "$tmp/rma_server"
+echo "fi_rma_check -l 10.78.0.1 47710"
+ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
 rm -rf "$tmp"
 [ "$fails" -eq 0 ] && echo "fi_urel: ok"
 exit "$fails"

@@ -5,7 +5,9 @@
 # provider's own log (FI_LOG_LEVEL=info) must show that urel carried it.
 # Then tests/mpi/mpi_onesided.c runs with osc rdma over btl ofi restricted to
 # urel, on 2 and 3 ranks: with only osc rdma and btls self and ofi (urel),
-# a window reaches another rank through urel or not at all.
+# a window reaches another rank through urel or not at all; and
+# tests/mpi/mpi_atomic_self.c on 3 ranks: compare-and-swap and fetch-and-op
+# to the rank's own window and to the others', on every window flavor.
 set -euo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/mpi_twosided
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false FI_PROVIDER_PATH=$USNIC_REL_BUILD/prov
@@ -37,20 +39,20 @@ run 4
 run 8
 
 onesided() {
-	local np=$1 out
-	echo "mpirun -np $np ... --mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel mpi_onesided"
+	local np=$1 prog=${2:-mpi_onesided} out
+	echo "mpirun -np $np ... --mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel $prog"
 	if ! out=$(timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
 		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel \
 		--mca osc_base_verbose 10 -x FI_PROVIDER_PATH \
-		"$USNIC_REL_BUILD/tests/mpi_onesided" 2>&1); then
+		"$USNIC_REL_BUILD/tests/$prog" 2>&1); then
 		echo "$out" | tail -60
 		echo "FAIL: one-sided -np $np"
 		fails=$((fails + 1))
 		return
 	fi
-	grep -E 'rdma component|mpi_onesided' <<<"$out" | head -8 || true
-	grep -q "^mpi_onesided: $np ranks ok" <<<"$out" || {
+	grep -E "rdma component|$prog" <<<"$out" | head -8 || true
+	grep -q "^$prog: $np ranks ok" <<<"$out" || {
 		echo "$out" | tail -60
 		echo "FAIL: one-sided -np $np: no success line"
 		fails=$((fails + 1))
@@ -58,5 +60,6 @@ onesided() {
 }
 onesided 2
 onesided 3
+onesided 3 mpi_atomic_self
 [ "$fails" -eq 0 ] && echo "mpi_urel: ok"
 exit "$fails"

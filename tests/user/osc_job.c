@@ -13,8 +13,9 @@
  * exclusive-lock read-modify-write and shared-lock readers that must never
  * see a torn pair, lock to self, null targets and zero counts, every
  * misuse the window must refuse without changing its state, lazy locks
- * carrying their first operation (queued and discarded), and a flood of
- * accumulates held back by the target's credits.
+ * carrying their first operation (queued and discarded), a flood of
+ * accumulates held back by the target's credits, and no_locks windows
+ * (locks refused locally and by a target, fence and PSCW still served).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -772,6 +773,103 @@ static void test_misuse(struct urel_group *g)
 	OK(urel_win_free(w));
 }
 
+/* A lock on a target whose window refuses locks: refused at once, or at its first use (lazy). */
+static void expect_nolocks(struct urel_win *w, int target, bool with_op)
+{
+	uint64_t v = 7, r = 0;
+	int ret = urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, target, 0);
+
+	if (ret) {
+		EXPECT(ret, UREL_WIN_ERR_NOLOCKS);
+		return;
+	}
+	if (with_op)
+		EXPECT(urel_win_fetch_and_op(w, &v, &r, UREL_WIN_UINT64, target, 0, UREL_WIN_SUM),
+		       UREL_WIN_ERR_NOLOCKS);
+	EXPECT(urel_win_unlock(w, target), UREL_WIN_ERR_NOLOCKS);
+}
+
+/*
+ * no_locks: every lock on such a window is refused locally; a lock request
+ * that reaches a rank whose window says no_locks (the others' do not) fails
+ * at the origin; fence and PSCW work on it as on any window.
+ */
+static void test_no_locks(struct urel_group *g)
+{
+	const struct urel_win_attr nl = { .flags = UREL_WIN_NO_LOCKS }, bad = { .flags = 1U << 7 };
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	struct urel_win_attr got = { 0 };
+	uint64_t *mem, v, r;
+	struct urel_win *w;
+
+	EXPECT(urel_win_allocate_attr(g, 64, 8, &bad, (void **)&mem, &w), -EINVAL);
+	OK(urel_win_allocate_attr(g, 64, 8, &nl, (void **)&mem, &w));
+	OK(urel_win_query(w, &got));
+	CHECK(got.flags == UREL_WIN_NO_LOCKS, "flags %#x", got.flags);
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_NOLOCKS);
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, right, UREL_WIN_MODE_NOCHECK),
+	       UREL_WIN_ERR_NOLOCKS);
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, rank, 0), UREL_WIN_ERR_NOLOCKS);
+	EXPECT(urel_win_lock_all(w, 0), UREL_WIN_ERR_NOLOCKS);
+	EXPECT(urel_win_unlock(w, right), UREL_WIN_ERR_SYNC); /* nothing was opened */
+	EXPECT(urel_win_put(w, &v, 8, right, 0), UREL_WIN_ERR_SYNC);
+	/* Fence: a put, an accumulate and a fetch-and-op into the right neighbour. */
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOPRECEDE));
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_NOLOCKS);
+	v = 1000 + (uint64_t)rank;
+	OK(urel_win_put(w, &v, 8, right, 0));
+	v = 5;
+	OK(urel_win_accumulate(w, &v, 1, UREL_WIN_UINT64, right, 1, UREL_WIN_SUM));
+	OK(urel_win_fetch_and_op(w, &v, &r, UREL_WIN_UINT64, right, 2, UREL_WIN_SUM));
+	CHECK(r == 0, "fetched %llu, want 0", (unsigned long long)r);
+	OK(urel_win_fence(w, 0));
+	CHECK(mem[0] == 1000 + (uint64_t)left && mem[1] == 5 && mem[2] == 5,
+	      "fence: %llu %llu %llu", (unsigned long long)mem[0], (unsigned long long)mem[1],
+	      (unsigned long long)mem[2]);
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOSUCCEED));
+	/* PSCW: expose to the left, access the right. */
+	OK(urel_win_post(w, &left, 1, 0));
+	OK(urel_win_start(w, &right, 1, 0));
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, right, 0), UREL_WIN_ERR_NOLOCKS);
+	v = 2000 + (uint64_t)rank;
+	OK(urel_win_put(w, &v, 8, right, 3));
+	OK(urel_win_complete(w));
+	OK(urel_win_wait(w));
+	CHECK(mem[3] == 2000 + (uint64_t)left, "pscw: %llu", (unsigned long long)mem[3]);
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+
+	/* Rank 0 alone says no_locks: the others' requests reach it and are refused. */
+	OK(urel_win_allocate_attr(g, 64, 8, rank ? NULL : &nl, (void **)&mem, &w));
+	if (rank) {
+		expect_nolocks(w, 0, true);
+		expect_nolocks(w, 0, false);
+		/* Refused by rank 0 only: unlock_all releases the others' grants. */
+		EXPECT(urel_win_lock_all(w, 0), UREL_WIN_ERR_NOLOCKS);
+		OK(urel_win_unlock_all(w));
+		if (nranks > 2 && rank == 1) {
+			/* Its own lock manager still serves everyone else. */
+			v = 77;
+			OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 2, 0));
+			OK(urel_win_put(w, &v, 8, 2, 4));
+			OK(urel_win_unlock(w, 2));
+		}
+	} else {
+		EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 1, 0), UREL_WIN_ERR_NOLOCKS);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOPRECEDE));
+	OK(urel_win_fence(w, UREL_WIN_MODE_NOSUCCEED));
+	/* A refused lock's operation was never applied. */
+	if (rank == 0)
+		CHECK(mem[0] == 0, "refused lock applied its operation: %llu",
+		      (unsigned long long)mem[0]);
+	if (rank == 2)
+		CHECK(mem[4] == 77, "lock on rank 2: %llu", (unsigned long long)mem[4]);
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
 int main(int argc, char **argv)
 {
 	const char *ip = getenv("UREL_ADDR") ? getenv("UREL_ADDR") : "127.0.0.1";
@@ -806,7 +904,7 @@ int main(int argc, char **argv)
 		{ "counter", test_counter },   { "cas_mutex", test_cas_mutex },
 		{ "locks", test_locks },       { "accumulate", test_accumulate },
 		{ "requests", test_requests }, { "lazy", test_lazy },
-		{ "flood", test_flood },
+		{ "flood", test_flood },       { "no_locks", test_no_locks },
 	};
 	verbose = getenv("OSC_JOB_VERBOSE") != NULL;
 	if (verbose)

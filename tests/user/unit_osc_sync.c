@@ -130,11 +130,50 @@ static void check_pscw(void)
 	URT_CHECK_EQ(urel_osc_sync_free(&s), 0);
 }
 
+/* A no_locks window refuses every passive epoch, in every state, and keeps fence and PSCW. */
+static void check_no_locks(void)
+{
+	struct urel_osc_sync s = { .no_locks = true }, before;
+
+	for (int round = 0; round < 4; round++) {
+		before = s;
+		URT_CHECK_EQ(urel_osc_sync_lock(&s, false, false), UREL_WIN_ERR_NOLOCKS);
+		URT_CHECK_EQ(urel_osc_sync_lock(&s, false, true), UREL_WIN_ERR_NOLOCKS);
+		URT_CHECK_EQ(urel_osc_sync_lock_all(&s, false), UREL_WIN_ERR_NOLOCKS);
+		URT_CHECK_EQ(urel_osc_sync_lock_all(&s, true), UREL_WIN_ERR_NOLOCKS);
+		URT_CHECK(!memcmp(&before, &s, sizeof(s)));
+		REFUSED(urel_osc_sync_unlock(&s, true), s);
+		REFUSED(urel_osc_sync_unlock_all(&s), s);
+		switch (round) {
+		case 0: /* NONE -> FENCE */
+			URT_CHECK_EQ(urel_osc_sync_fence(&s, 0), 0);
+			break;
+		case 1: /* FENCE -> FENCE_EPOCH */
+			URT_CHECK_EQ(urel_osc_sync_op(&s, false), 0);
+			URT_CHECK_EQ(s.type, S(FENCE_EPOCH));
+			break;
+		case 2: /* FENCE_EPOCH -> NONE -> PSCW, exposed */
+			URT_CHECK_EQ(urel_osc_sync_fence(&s, UREL_WIN_MODE_NOSUCCEED), 0);
+			URT_CHECK_EQ(urel_osc_sync_post(&s), 0);
+			URT_CHECK_EQ(urel_osc_sync_start(&s), 0);
+			URT_CHECK_EQ(s.type, S(PSCW));
+			break;
+		default:
+			URT_CHECK_EQ(urel_osc_sync_op(&s, true), 0);
+			URT_CHECK_EQ(urel_osc_sync_complete(&s), 0);
+			URT_CHECK_EQ(urel_osc_sync_wait(&s), 0);
+			URT_CHECK_EQ(urel_osc_sync_free(&s), 0);
+			URT_CHECK(s.no_locks);
+		}
+	}
+}
+
 int main(void)
 {
 	check_fence();
 	check_lock();
 	check_lock_all();
 	check_pscw();
+	check_no_locks();
 	return urt_done("unit_osc_sync");
 }

@@ -14,7 +14,13 @@
  *    machine's timing falls. The target deregisters, overwrites its memory,
  *    then lets its packets go: the GET must complete with -ENOKEY, never
  *    with the new bytes.
+ *  - DEREG_MR while PUTs and GETs to the registration are in flight, many
+ *    times, the moment of DEREG_MR moving over their lifetime: each ends
+ *    whole or with -ENOKEY, no GET returns a byte written after DEREG_MR, no
+ *    PUT changes the memory after it, and a GET or PUT with the old key
+ *    afterwards is refused with -ENOKEY.
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -307,6 +313,179 @@ static void test_dereg_during_get(void)
 	free(buf);
 }
 
+#define FLOOD_ITERS 40
+#define FLOOD_OPS 4
+#define FLOOD_LEN (32 * 1024)
+#define FLOOD_MEM (2 * FLOOD_OPS * FLOOD_LEN)
+
+/*
+ * The flood's target: registers, lets the origin start, deregisters at a
+ * moment that moves from round to round, then owns the memory again.
+ */
+static int flood_target(int to_o, int from_o)
+{
+	static uint8_t mem[FLOOD_MEM] __attribute__((aligned(4096)));
+	struct urel_device *dev = NULL;
+	struct target_msg m;
+	struct urel_ep *t;
+	uint16_t oport;
+	urel_peer_t p;
+
+	if (urel_device_open(NULL, &dev))
+		return 1;
+	t = make_ep(dev, 0);
+	if (full_io(from_o, &oport, sizeof(oport), 0))
+		return 1;
+	{
+		struct sockaddr_in sin = urt_sin("127.0.0.1", oport);
+
+		URT_CHECK_EQ(urel_av_insert(t, (struct sockaddr *)&sin, sizeof(sin), &p), 0);
+	}
+	for (int it = 0; it < FLOOD_ITERS && !urt_failures; it++) {
+		struct urel_mr *mr = NULL;
+		char go;
+
+		/* GETs read the first half, PUTs write the second. */
+		memset(mem, 0xa5, sizeof(mem));
+		URT_CHECK_EQ(urel_mr_reg(t, mem, sizeof(mem),
+					 UREL_ACCESS_REMOTE_READ | UREL_ACCESS_REMOTE_WRITE, &mr),
+			     0);
+		m.port = urt_ep_port(t);
+		m.key = urel_mr_rkey(mr);
+		if (full_io(to_o, &m, sizeof(m), 1) || full_io(from_o, &go, 1, 0))
+			return 1;
+		/* The origin's operations are flowing: DEREG_MR in their midst. */
+		usleep((it % 8) * 300);
+		URT_CHECK_EQ(urel_mr_dereg(mr), 0);
+		/* Ours again: no peer may read or write this from now on. */
+		memset(mem, 0x5a, sizeof(mem));
+		if (full_io(to_o, &go, 1, 1) || full_io(from_o, &go, 1, 0))
+			return 1;
+		for (size_t j = 0; j < sizeof(mem); j++) {
+			if (mem[j] != 0x5a) {
+				fprintf(stderr,
+					"round %d: byte %zu is %#x: written after DEREG_MR\n", it,
+					j, mem[j]);
+				urt_failures++;
+				break;
+			}
+		}
+	}
+	urel_device_close(dev);
+	return urt_done("vm_rkey flood target");
+}
+
+/* Post a batch of GETs and PUTs with @key and reap it; counts the outcomes. */
+static void flood_batch(struct urel_device *dev, struct urel_ep *o, urel_peer_t p, uint64_t key,
+			uint8_t gbuf[][FLOOD_LEN], const uint8_t *pbuf, int *whole, int *cut)
+{
+	struct urel_completion c[2 * FLOOD_OPS];
+	int n = 2 * FLOOD_OPS;
+
+	memset(gbuf, 0, (size_t)FLOOD_OPS * FLOOD_LEN);
+	for (int i = 0; i < FLOOD_OPS; i++) {
+		URT_CHECK_EQ(urel_ep_get(o, p, gbuf[i], FLOOD_LEN, key, (uint64_t)i * FLOOD_LEN,
+					 (void *)(uintptr_t)i, 0),
+			     0);
+		URT_CHECK_EQ(urel_ep_put(o, p, pbuf, FLOOD_LEN, key,
+					 (uint64_t)(FLOOD_OPS + i) * FLOOD_LEN,
+					 (void *)(uintptr_t)i, 0),
+			     0);
+	}
+	URT_CHECK_EQ(urt_poll_n(dev, o, c, n, 30000), n);
+	for (int i = 0; i < n; i++) {
+		uintptr_t k = (uintptr_t)c[i].context;
+		int bad = 0;
+
+		if (c[i].status == -ENOKEY) {
+			++*cut;
+		} else {
+			URT_CHECK_EQ(c[i].status, 0);
+			++*whole;
+		}
+		if (c[i].opcode != UREL_OP_GET)
+			continue;
+		/* Whole: the bytes before DEREG_MR; cut off: none at all. */
+		for (size_t j = 0; j < FLOOD_LEN && !bad; j++)
+			bad = gbuf[k][j] != (c[i].status ? 0 : 0xa5);
+		if (bad) {
+			fprintf(stderr, "GET %zu (status %d) holds bytes read after DEREG_MR\n",
+				(size_t)k, c[i].status);
+			urt_failures++;
+		}
+	}
+}
+
+static void test_dereg_flood(void)
+{
+	static uint8_t gbuf[FLOOD_OPS][FLOOD_LEN], pbuf[FLOOD_LEN];
+	int to_t[2], from_t[2], status, whole = 0, cut = 0, late = 0;
+	struct urel_device *dev = NULL;
+	struct urel_ep *o;
+	urel_peer_t tp = 0;
+	uint8_t small[16];
+	pid_t pid;
+
+	URT_CHECK_EQ(pipe(to_t), 0);
+	URT_CHECK_EQ(pipe(from_t), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(to_t[1]);
+		close(from_t[0]);
+		exit(flood_target(from_t[1], to_t[0]));
+	}
+	close(to_t[0]);
+	close(from_t[1]);
+	memset(pbuf, 0x11, sizeof(pbuf));
+	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
+	o = make_ep(dev, 4 * FLOOD_MEM);
+	{
+		uint16_t port = urt_ep_port(o);
+
+		URT_CHECK_EQ(full_io(to_t[1], &port, sizeof(port), 1), 0);
+	}
+	for (int it = 0; it < FLOOD_ITERS && !urt_failures; it++) {
+		struct pollfd pfd = { .fd = from_t[0], .events = POLLIN };
+		struct target_msg m;
+		int before = late, cut0 = cut;
+		char go = 1;
+
+		if (full_io(from_t[0], &m, sizeof(m), 0)) {
+			URT_CHECK(!"target alive");
+			break;
+		}
+		if (!tp) {
+			struct sockaddr_in sin = urt_sin("127.0.0.1", m.port);
+
+			URT_CHECK_EQ(urel_av_insert(o, (struct sockaddr *)&sin, sizeof(sin), &tp),
+				     0);
+		}
+		/* Served: also ends the run of refused keys that locks a peer out. */
+		URT_CHECK_EQ(get(dev, o, tp, small, sizeof(small), m.key), 0);
+		URT_CHECK_EQ(full_io(to_t[1], &go, 1, 1), 0);
+		/*
+		 * Batches until one is cut off or the target says DEREG_MR
+		 * returned (stopping there keeps the peer under the lockout)...
+		 */
+		while (!urt_failures && cut == cut0 && poll(&pfd, 1, 0) == 0)
+			flood_batch(dev, o, tp, m.key, gbuf, pbuf, &whole, &cut);
+		URT_CHECK_EQ(full_io(from_t[0], &go, 1, 0), 0);
+		/* ...then one more: every operation of it must be refused. */
+		flood_batch(dev, o, tp, m.key, gbuf, pbuf, &whole, &late);
+		URT_CHECK_EQ(late - before, 2 * FLOOD_OPS);
+		URT_CHECK_EQ(full_io(to_t[1], &go, 1, 1), 0);
+	}
+	printf("vm_rkey: flood: %d operations whole, %d cut off by DEREG_MR, %d after it "
+	       "refused\n",
+	       whole, cut, late);
+	/* DEREG_MR did land while operations were under way. */
+	URT_CHECK(cut > 0);
+	close(to_t[1]);
+	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	urel_device_close(dev);
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -314,5 +493,7 @@ int main(int argc, char **argv)
 		test_keys();
 	if (argc < 2 || !strcmp(argv[1], "dereg"))
 		test_dereg_during_get();
+	if (argc < 2 || !strcmp(argv[1], "flood"))
+		test_dereg_flood();
 	return urt_done("vm_rkey");
 }
