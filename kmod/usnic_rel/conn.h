@@ -120,6 +120,7 @@ struct usnic_rel_chan_conn {
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
+	bool retx_held;			/* ... held for the pairing: first sends */
 	u64 retx_sent_before;		/* ... that were sent before this time */
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */

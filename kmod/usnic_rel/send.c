@@ -697,21 +697,31 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 				continue;
 			}
 
-			usnic_rel_txwin_retransmitted(&c->tx, seq, now);
-			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,
-						   seq, c->retx_all);
+			if (c->retx_held) {
+				usnic_rel_txwin_sent_late(&c->tx, seq, now);
+			} else {
+				usnic_rel_txwin_retransmitted(&c->tx, seq, now);
+				trace_usnic_rel_retransmit(ep->debug_id, peer->handle,
+							   chan, seq, c->retx_all);
+			}
 			seq++;
 			if (!b)
 				continue;
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
-		usnic_rel_count(ep, c->retx_all ? USNIC_REL_CNT_RETX_TIMEOUT :
-				USNIC_REL_CNT_RETX_FAST, n);
-		*(c->retx_all ? &c->retx_timeout : &c->retx_fast) += n;
+		if (c->retx_held)
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, n);
+		else if (c->retx_all)
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n);
+		else
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n);
+		if (!c->retx_held)
+			*(c->retx_all ? &c->retx_timeout : &c->retx_fast) += n;
 		more = n == USNIC_REL_RETX_BATCH;
 		if (!more) {
 			c->retx_all = false;
+			c->retx_held = false;
 			c->retx_pending = false;
 		}
 	}

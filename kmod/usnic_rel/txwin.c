@@ -555,3 +555,20 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 		s->retx++;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
+
+/*
+ * Record the first transmission of in-flight packet @seq at @now_ns, late:
+ * it waited in the window for the pairing. Not a retransmission, so its ACK
+ * still gives an RTT sample.
+ */
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
+		return;
+	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
+	s->sent_ns = now_ns;
+	s->epoch = w->epoch;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_sent_late);

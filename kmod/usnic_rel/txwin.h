@@ -90,6 +90,7 @@ bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 			       u32 end);
 void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 				   u64 now_ns);
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
 
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 {
