@@ -105,7 +105,7 @@ $(BUILD)/tests/fi_%: tests/fi/fi_%.c
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lfabric
 
 # MPI programs (tests/mpi/) for the provider's tests, built with Open MPI's mpicc.
-$(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c
+$(BUILD)/tests/mpi_%: tests/mpi/mpi_%.c tests/mpi/mpi_check.h
 	@mkdir -p $(@D)
 	mpicc -std=c11 -O2 -g $(WARN) -o $@ $<
 
@@ -219,7 +219,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.c tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch] bench/mpi/*.c)
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.[ch] tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch] bench/mpi/*.c)
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

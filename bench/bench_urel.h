@@ -116,6 +116,30 @@ static inline void bench_send(struct bench_ep *b, unsigned int chan, const void 
 	}
 }
 
+/*
+ * Wait up to @timeout_ms for a message with immediate data @imm, copying its
+ * payload to @out; other receives are handed back. 0, -ETIMEDOUT, or
+ * -EPROTO when its length is not @len.
+ */
+static inline int bench_await(struct bench_ep *b, uint64_t imm, void *out, size_t len,
+			      int timeout_ms)
+{
+	for (;;) {
+		struct urel_completion c;
+
+		if (bench_next(b, &c, 0, timeout_ms) < 0)
+			return -ETIMEDOUT;
+		bench_check_send(&c);
+		if (c.opcode != UREL_OP_RECV)
+			continue;
+		if (c.imm == imm && c.len == len && len)
+			memcpy(out, c.data, len);
+		urel_ep_release_recv(b->ep, c.buf);
+		if (c.imm == imm)
+			return c.len == len ? 0 : -EPROTO;
+	}
+}
+
 /* An endpoint counter from debugfs (the sysfs copy may not exist yet); -1 if unreadable. */
 static inline long long bench_counter(const struct bench_ep *b, const char *name)
 {

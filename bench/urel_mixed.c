@@ -85,25 +85,6 @@ static int server(struct bench_ep *b)
 	}
 }
 
-/* Wait for a message with immediate data @imm, copying its payload to @out. */
-static int await(struct bench_ep *b, uint64_t imm, void *out, size_t len)
-{
-	for (;;) {
-		struct urel_completion c;
-
-		if (bench_next(b, &c, 0, 30000) < 0)
-			return -ETIMEDOUT;
-		bench_check_send(&c);
-		if (c.opcode != UREL_OP_RECV)
-			continue;
-		if (c.imm == imm && c.len == len && len)
-			memcpy(out, c.data, len);
-		urel_ep_release_recv(b->ep, c.buf);
-		if (c.imm == imm)
-			return c.len == len ? 0 : -EPROTO;
-	}
-}
-
 /* xorshift64*: the same sizes and channels for the same seed. */
 static uint64_t next_rand(uint64_t *s)
 {
@@ -150,7 +131,7 @@ static int client(struct bench_ep *b, double secs, uint64_t seed)
 		return 1;
 	memset(buf, 0xa5, MAX_SIZE);
 	bench_send(b, UREL_CHAN_DATA, NULL, 0, IMM_START, 0);
-	if (await(b, IMM_START, NULL, 0) < 0) {
+	if (bench_await(b, IMM_START, NULL, 0, 30000) < 0) {
 		fprintf(stderr, "urel_mixed: the receiver did not answer\n");
 		return 1;
 	}
@@ -186,7 +167,7 @@ static int client(struct bench_ep *b, double secs, uint64_t seed)
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		d[i] = delta(c0[i], bench_counter(b, counters[i]));
 	bench_send(b, UREL_CHAN_DATA, NULL, 0, IMM_END, 0);
-	if (await(b, IMM_STATS, &st, sizeof(st)) < 0) {
+	if (bench_await(b, IMM_STATS, &st, sizeof(st), 30000) < 0) {
 		fprintf(stderr, "urel_mixed: no statistics from the receiver\n");
 		return 1;
 	}

@@ -84,25 +84,6 @@ static int server(struct bench_ep *b)
 	}
 }
 
-/* Wait for a message with immediate data @imm, copying its payload to @out. */
-static int await(struct bench_ep *b, uint64_t imm, void *out, size_t len)
-{
-	for (;;) {
-		struct urel_completion c;
-
-		if (bench_next(b, &c, 0, 10000) < 0)
-			return -ETIMEDOUT;
-		bench_check_send(&c);
-		if (c.opcode != UREL_OP_RECV)
-			continue;
-		if (c.imm == imm && c.len == len && len)
-			memcpy(out, c.data, len);
-		urel_ep_release_recv(b->ep, c.buf);
-		if (c.imm == imm)
-			return c.len == len ? 0 : -EPROTO;
-	}
-}
-
 static int client(struct bench_ep *b, const size_t *sizes, int nsizes, double secs)
 {
 	char *buf = malloc(65536);
@@ -122,7 +103,7 @@ static int client(struct bench_ep *b, const size_t *sizes, int nsizes, double se
 			continue;
 		}
 		bench_send(b, UREL_CHAN_DATA, NULL, 0, IMM_START, 0);
-		if (await(b, IMM_START, NULL, 0) < 0) {
+		if (bench_await(b, IMM_START, NULL, 0, 10000) < 0) {
 			fprintf(stderr, "urel_stream: the receiver did not answer\n");
 			return 1;
 		}
@@ -134,7 +115,7 @@ static int client(struct bench_ep *b, const size_t *sizes, int nsizes, double se
 				   sent % FLUSH_EVERY ? UREL_POST_MORE : 0);
 		}
 		bench_send(b, UREL_CHAN_DATA, NULL, 0, IMM_END, 0);
-		if (await(b, IMM_STATS, &st, sizeof(st)) < 0) {
+		if (bench_await(b, IMM_STATS, &st, sizeof(st), 10000) < 0) {
 			fprintf(stderr, "urel_stream: no statistics from the receiver\n");
 			return 1;
 		}

@@ -120,12 +120,14 @@ struct usnic_rel_chan_conn {
 	bool ack_pending;		/* an ACK is owed for this channel */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
+	bool retx_held;			/* ... held for the pairing: first sends */
 	u64 retx_sent_before;		/* ... that were sent before this time */
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */
 	u64 retx_fast;			/* packets resent: fast retransmit */
 	/* Congestion control (cwnd.c, in tx.cc); loss marks in tx. */
 	bool cc_lost_by_timeout;	/* the last finding was the timer's */
+	bool cc_lost_held;		/* ... or held for the pairing */
 	u64 cc_timeouts_counted;	/* tx.cc.rto_episodes in the counters */
 };
 

@@ -139,9 +139,14 @@ static void usnic_rel_hs_release(struct usnic_rel_conn *conn)
 			memcpy(b->data, &h, sizeof(h));
 		}
 		if (usnic_rel_txwin_inflight(&c->tx)) {
-			/* Nothing reached the new pairing: resend it all. */
+			/*
+			 * Send them all now, not at the first timeout: a new
+			 * epoch makes every one due. They never left, so they
+			 * count as first transmissions.
+			 */
 			c->tx.epoch++;
 			c->retx_all = true;
+			c->retx_held = true;
 			c->retx_sent_before = U64_MAX;
 		}
 	}

@@ -677,7 +677,9 @@ static bool usnic_rel_retx_mark(struct usnic_rel_chan_conn *c)
 		usnic_rel_txwin_mark_lost(&c->tx, usnic_rel_txwin_lost_end(&c->tx),
 					  U64_MAX);
 	c->cc_lost_by_timeout = c->retx_all;
+	c->cc_lost_held = c->retx_held;
 	c->retx_all = false;
+	c->retx_held = false;
 	c->retx_pending = false;
 	return true;
 }
@@ -726,20 +728,30 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(w, seq);
 
 			force = false;
-			usnic_rel_txwin_retransmitted(w, seq, now);
-			trace_usnic_rel_retransmit(ep->debug_id, peer->handle, chan,
-						   seq, c->cc_lost_by_timeout);
+			if (c->cc_lost_held) {
+				usnic_rel_txwin_sent_late(w, seq, now);
+			} else {
+				usnic_rel_txwin_retransmitted(w, seq, now);
+				trace_usnic_rel_retransmit(ep->debug_id, peer->handle,
+							   chan, seq,
+							   c->cc_lost_by_timeout);
+			}
 			seq++;
 			if (!b)
 				continue;
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
-		usnic_rel_count(ep, c->cc_lost_by_timeout ?
-				USNIC_REL_CNT_RETX_TIMEOUT :
-				USNIC_REL_CNT_RETX_FAST, n - first);
-		*(c->cc_lost_by_timeout ? &c->retx_timeout : &c->retx_fast) +=
-			n - first;
+		if (c->cc_lost_held)
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS,
+					n - first);
+		else if (c->cc_lost_by_timeout)
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n - first);
+		else
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n - first);
+		if (!c->cc_lost_held)
+			*(c->cc_lost_by_timeout ? &c->retx_timeout :
+			  &c->retx_fast) += n - first;
 		more = n == USNIC_REL_RETX_BATCH && w->nr_lost;
 	}
 	spin_unlock_bh(&conn->lock);

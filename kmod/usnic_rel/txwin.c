@@ -568,19 +568,28 @@ bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_retx);
 
-/* Record that in-flight packet @seq was sent again at @now_ns. */
-void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
-				   u64 now_ns)
+/* Stamp in-flight packet @seq as sent at @now_ns; its slot, or NULL. */
+static struct usnic_rel_tx_slot *
+usnic_rel_txwin_stamp(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
 {
 	struct usnic_rel_tx_slot *s;
 
 	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
-		return;
+		return NULL;
 	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
 	s->sent_ns = now_ns;
 	s->epoch = w->epoch;
 	usnic_rel_txwin_unlose(w, s);
-	if (s->retx < U16_MAX)
+	return s;
+}
+
+/* Record that in-flight packet @seq was sent again at @now_ns. */
+void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
+				   u64 now_ns)
+{
+	struct usnic_rel_tx_slot *s = usnic_rel_txwin_stamp(w, seq, now_ns);
+
+	if (s && s->retx < U16_MAX)
 		s->retx++;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
@@ -643,3 +652,14 @@ bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq)
 	return false;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_lost);
+
+/*
+ * Record the first transmission of in-flight packet @seq at @now_ns, late:
+ * it waited in the window for the pairing. Not a retransmission, so its ACK
+ * still gives an RTT sample.
+ */
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
+{
+	usnic_rel_txwin_stamp(w, seq, now_ns);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_sent_late);

@@ -99,6 +99,7 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
 			      u64 sent_before);
 bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq);
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
 
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 {

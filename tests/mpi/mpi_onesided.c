@@ -13,17 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
+#include "mpi_check.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "rank %d: %s:%d: ", rank, __func__, __LINE__);             \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-		}                                                                                  \
-	} while (0)
+static int rank, size;
 
 /* Bytes of the put/get area: several provider pieces. */
 #define AREA (600u * 1024 + 77)

@@ -12,17 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
+#include "mpi_check.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "rank %d: %s:%d: ", rank, __func__, __LINE__);             \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-		}                                                                                  \
-	} while (0)
+static int rank, size;
 
 static unsigned char pattern(int src, int tag, size_t i)
 {

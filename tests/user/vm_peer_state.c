@@ -167,6 +167,12 @@ int main(void)
 	URT_CHECK(hb.local_inc != 0 && hb.local_inc == h.remote_inc);
 	URT_CHECK(h.hellos_rx >= 1 && hb.hellos_rx >= 1);
 	URT_CHECK_EQ(h.unverified, 0);
+	/*
+	 * "hi" waited in the window for the pairing and left with it, as a
+	 * first transmission (not at the first timeout, as a resend); the
+	 * silent peer's "x" never left.
+	 */
+	URT_CHECK_EQ(urt_counter(a.info.debug_id, "tx_data_packets"), 1);
 	/* The silent peer runs out of retries (about 10 s of backoff): dead. */
 	for (int i = 0; i < 3000 && (hs_read(a.info.debug_id, to_silent, &h) ||
 				     strcmp(h.state, "hello_sent") == 0);

@@ -174,25 +174,35 @@ struct target_msg {
 };
 
 /* The target: registers, waits until a GET is being answered, deregisters, scribbles. */
+/*
+ * The target process's side: a device and an endpoint, the origin's port read
+ * from @from_o and inserted as peer @p. 0, or 1 when the origin is gone.
+ */
+static int target_open(int from_o, struct urel_device **dev, struct urel_ep **t, urel_peer_t *p)
+{
+	struct sockaddr_in sin;
+	uint16_t oport;
+
+	if (urel_device_open(NULL, dev))
+		return 1;
+	*t = make_ep(*dev, 0);
+	if (full_io(from_o, &oport, sizeof(oport), 0))
+		return 1;
+	sin = urt_sin("127.0.0.1", oport);
+	URT_CHECK_EQ(urel_av_insert(*t, (struct sockaddr *)&sin, sizeof(sin), p), 0);
+	return 0;
+}
+
 static int run_target(int to_o, int from_o)
 {
 	static uint8_t mem[BIG] __attribute__((aligned(4096)));
 	struct urel_device *dev = NULL;
-	struct urel_ep *t;
 	struct target_msg m;
-	uint16_t oport;
+	struct urel_ep *t;
 	urel_peer_t p;
 
-	if (urel_device_open(NULL, &dev))
+	if (target_open(from_o, &dev, &t, &p))
 		return 1;
-	t = make_ep(dev, 0);
-	if (full_io(from_o, &oport, sizeof(oport), 0))
-		return 1;
-	{
-		struct sockaddr_in sin = urt_sin("127.0.0.1", oport);
-
-		URT_CHECK_EQ(urel_av_insert(t, (struct sockaddr *)&sin, sizeof(sin), &p), 0);
-	}
 	for (int r = 0; r < ROUNDS; r++) {
 		struct urel_mr *mr = NULL;
 		long long served = urt_counter(debug_id(t), "rdma_served");
@@ -328,19 +338,10 @@ static int flood_target(int to_o, int from_o)
 	struct urel_device *dev = NULL;
 	struct target_msg m;
 	struct urel_ep *t;
-	uint16_t oport;
 	urel_peer_t p;
 
-	if (urel_device_open(NULL, &dev))
+	if (target_open(from_o, &dev, &t, &p))
 		return 1;
-	t = make_ep(dev, 0);
-	if (full_io(from_o, &oport, sizeof(oport), 0))
-		return 1;
-	{
-		struct sockaddr_in sin = urt_sin("127.0.0.1", oport);
-
-		URT_CHECK_EQ(urel_av_insert(t, (struct sockaddr *)&sin, sizeof(sin), &p), 0);
-	}
 	for (int it = 0; it < FLOOD_ITERS && !urt_failures; it++) {
 		struct urel_mr *mr = NULL;
 		char go;
