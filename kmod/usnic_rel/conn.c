@@ -507,6 +507,8 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		usnic_rel_rdma_fail_chan(ep, c, status);
 		usnic_rel_rxwin_reset(&c->rx, 0);
 		c->ack_pending = false;
+		c->rnr_owed = false;
+		c->rnr_ns = 0;
 		c->retx_pending = false;
 		c->retx_all = false;
 		c->retx_held = false;

@@ -118,6 +118,9 @@ struct usnic_rel_chan_conn {
 	} refused;
 	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
+	bool rnr_owed;			/* ... saying we dropped for want of buffers */
+	u32 rnr_seq;			/* the last one said so for this sequence */
+	u64 rnr_ns;			/* ... at this time */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
 	bool retx_held;			/* ... held for the pairing: first sends */

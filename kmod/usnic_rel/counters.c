@@ -82,6 +82,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
 	[USNIC_REL_CNT_CWND_FAST_RECOVERIES] = "cwnd_fast_recoveries",
 	[USNIC_REL_CNT_CWND_TIMEOUTS] = "cwnd_timeouts",
+	[USNIC_REL_CNT_RNR_ACKS_SENT] = "rnr_acks_sent",
+	[USNIC_REL_CNT_RNR_ACKS_RECEIVED] = "rnr_acks_received",
 };
 
 /* One endpoint's directory. */

@@ -10,6 +10,10 @@
  *	LOSS      entered on a timeout: cwnd = 1, slow start up to ssthresh
  *	          (halved only on the first timeout of a run, RFC 5681).
  *
+ * Neither a loss nor a timeout changes anything while the peer said it is
+ * not ready (peer_rnr), until an ACK frees packets: it dropped them for
+ * want of buffers, which says nothing of the path.
+ *
  * ssthresh halves cwnd rather than the flight (as Linux does): cwnd only
  * grows while it is used (below), so it is what the path was shown to take,
  * while a flight that happened to be short when a message ended would
@@ -45,6 +49,7 @@ void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc)
 	cc->ssthresh = cc->max;
 	cc->acked = 0;
 	cc->state = USNIC_REL_CC_OPEN;
+	cc->peer_rnr = false;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_reset);
 
@@ -61,6 +66,8 @@ void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight)
 {
 	u32 ss;
 
+	if (acked)
+		cc->peer_rnr = false;
 	if (cc->state == USNIC_REL_CC_RECOVERY || !acked ||
 	    (u64)flight * 2 < cc->cwnd)
 		return;
@@ -86,12 +93,12 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_ack);
  * @cc: the state
  *
  * Return: true when this starts an episode (the window was reduced), false
- * inside one: a recovery, or the slow start after a timeout, already
- * answered this loss.
+ * inside one (a recovery, or the slow start after a timeout, already
+ * answered this loss) or while the peer is not ready.
  */
 bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc)
 {
-	if (cc->state != USNIC_REL_CC_OPEN)
+	if (cc->state != USNIC_REL_CC_OPEN || cc->peer_rnr)
 		return false;
 	cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
 	cc->cwnd = cc->ssthresh;
@@ -105,6 +112,8 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_fast_loss);
 /* The retransmit timer fired with packets in flight. */
 void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc)
 {
+	if (cc->peer_rnr)
+		return;
 	if (cc->state != USNIC_REL_CC_LOSS) {
 		/* In recovery cwnd is already ssthresh: halve again. */
 		cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
@@ -124,3 +133,13 @@ void usnic_rel_cwnd_recovered(struct usnic_rel_cwnd *cc)
 	cc->state = USNIC_REL_CC_OPEN;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_recovered);
+
+/*
+ * The peer dropped the packet at the cumulative ACK for want of buffers
+ * (USNIC_REL_F_RNR); cleared by the next ACK that frees packets.
+ */
+void usnic_rel_cwnd_peer_rnr(struct usnic_rel_cwnd *cc)
+{
+	cc->peer_rnr = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_peer_rnr);

@@ -4,6 +4,10 @@
  * spirit of RFC 5681 (slow start, congestion avoidance) and RFC 6675 (one
  * reduction per loss-recovery episode, sending by pipe during recovery).
  * Pure state: the send window feeds it ACKs, losses and timeouts.
+ *
+ * A receiver short of buffers drops what comes in order and says so
+ * (USNIC_REL_F_RNR): until the next ACK that moves the window, losses and
+ * timeouts are flow control, not congestion, and leave the window alone.
  */
 #ifndef _USNIC_REL_CWND_H
 #define _USNIC_REL_CWND_H
@@ -28,6 +32,7 @@ struct usnic_rel_cwnd {
 	u32 initial;		/* cwnd to start (and restart) with */
 	u32 max;		/* never above the protocol window */
 	enum usnic_rel_cc_state state;
+	bool peer_rnr;		/* peer not ready, no cumulative progress since */
 	u64 fast_episodes;	/* recoveries started by SACK/dup-ACK evidence */
 	u64 rto_episodes;	/* timeouts that collapsed the window */
 };
@@ -38,6 +43,7 @@ void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight);
 bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc);
 void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc);
 void usnic_rel_cwnd_recovered(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_peer_rnr(struct usnic_rel_cwnd *cc);
 
 /* May a packet go out while @pipe are in the network? */
 static inline bool usnic_rel_cwnd_allows(const struct usnic_rel_cwnd *cc,

@@ -136,6 +136,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_TX_REFUSED_TOO_BIG, /* TOO_BIG refusals the peer sent us */
 	USNIC_REL_CNT_CWND_FAST_RECOVERIES, /* congestion episodes found by ACKs */
 	USNIC_REL_CNT_CWND_TIMEOUTS,	/* ... by the timer: cwnd back to 1 */
+	USNIC_REL_CNT_RNR_ACKS_SENT,	/* we dropped in order for want of buffers */
+	USNIC_REL_CNT_RNR_ACKS_RECEIVED, /* ... the peer did: not congestion */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -268,6 +268,55 @@ static void cwnd_timeout_marks_what_had_time(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/*
+ * A peer that dropped in order for want of buffers said so: its timeouts
+ * and holes are flow control until an ACK frees packets, then congestion
+ * control is back as before.
+ */
+static void cwnd_peer_not_ready_is_not_congestion(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	usnic_rel_cwnd_init(&w.cc, 16, 64);
+	cw_send(test, &w, 16, 1);
+	/* 0 dropped by the receiver, 1..3 held and SACKed, RNR said. */
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x7, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	/* Timeout after timeout: no collapse, no ssthresh cut, no episode. */
+	usnic_rel_txwin_timeout(&w);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	/* The timeout still resends what had time (the pace is the timer's). */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 1), 13);
+	/* A duplicate without new information keeps the flag. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x7, true, 3, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_TRUE(test, w.cc.peer_rnr);
+	/* Buffers back: cumulative progress ends it. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 4, 0, true, 4, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.cc.peer_rnr);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 20);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 10);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
+	/* A reset forgets it too. */
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	usnic_rel_txwin_reset(&w, 0);
+	KUNIT_EXPECT_FALSE(test, w.cc.peer_rnr);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_slow_start),
 	KUNIT_CASE(cwnd_app_limited_does_not_grow),
@@ -276,6 +325,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_timeout_restarts_slow_start),
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
+	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
 	{}
 };
 
