@@ -1,11 +1,9 @@
 #!/bin/sh
 # In-VM test: vm_delivery with a 16-packet send window (a receiver that
 # returns no buffers fills it at once) and a retry limit high enough that
-# such a peer stays alive for the whole run (over a minute of backoff). The
-# congestion window starts at the whole send window: the cases count on the
-# window filling at once, whether or not the first ACKs came back yet.
+# such a peer stays alive for the whole run (over a minute of backoff).
 set -u
-insmod "$USNIC_REL_KO" send_window=16 initial_cwnd=16 ack_every=8 retry_limit=40 || exit 1
+insmod "$USNIC_REL_KO" send_window=16 ack_every=8 retry_limit=40 || exit 1
 "$USNIC_REL_BUILD/tests/vm_delivery" "$@"
 rc=$?
 rmmod usnic_rel || rc=1

@@ -2,15 +2,13 @@
 # In-VM test (loads the module itself): vm_rkey's key checks, then DEREG_MR
 # while a 1 MiB GET is being answered. A 32-packet send window makes the
 # answer stall, unacknowledged, after one window while the target drops what
-# it sends (the congestion window starts at the whole window); retry_limit 64
-# and stall_timeout_ms 600000 keep either side from being declared dead
-# meanwhile. Then DEREG_MR racing PUTs and GETs in flight.
+# it sends; retry_limit 64 and stall_timeout_ms 600000 keep either side from being
+# declared dead meanwhile. Then DEREG_MR racing PUTs and GETs in flight.
 set -uo pipefail
 bin=$USNIC_REL_BUILD/tests/vm_rkey
 status=0
 
-insmod "$USNIC_REL_KO" send_window=32 initial_cwnd=32 ack_every=16 retry_limit=64 \
-	stall_timeout_ms=600000 || exit 1
+insmod "$USNIC_REL_KO" send_window=32 ack_every=16 retry_limit=64 stall_timeout_ms=600000 || exit 1
 "$bin" keys || status=1
 "$bin" dereg || status=1
 "$bin" flood || status=1
