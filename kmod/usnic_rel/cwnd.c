@@ -50,6 +50,7 @@ void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc)
 	cc->acked = 0;
 	cc->state = USNIC_REL_CC_OPEN;
 	cc->peer_rnr = false;
+	cc->undo_cwnd = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_reset);
 
@@ -66,8 +67,10 @@ void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight)
 {
 	u32 ss;
 
-	if (acked)
+	if (acked) {
 		cc->peer_rnr = false;
+		cc->undo_cwnd = 0;
+	}
 	if (cc->state == USNIC_REL_CC_RECOVERY || !acked ||
 	    (u64)flight * 2 < cc->cwnd)
 		return;
@@ -115,6 +118,8 @@ void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc)
 	if (cc->peer_rnr)
 		return;
 	if (cc->state != USNIC_REL_CC_LOSS) {
+		cc->undo_cwnd = cc->cwnd;
+		cc->undo_ssthresh = cc->ssthresh;
 		/* In recovery cwnd is already ssthresh: halve again. */
 		cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
 		cc->rto_episodes++;
@@ -136,10 +141,19 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_recovered);
 
 /*
  * The peer dropped the packet at the cumulative ACK for want of buffers
- * (USNIC_REL_F_RNR); cleared by the next ACK that frees packets.
+ * (USNIC_REL_F_RNR); cleared by the next ACK that frees packets. A timeout
+ * since the last progress was that drop, not congestion: its collapse is
+ * undone (the ACK saying so can come after the timer, on a busy receiver).
  */
 void usnic_rel_cwnd_peer_rnr(struct usnic_rel_cwnd *cc)
 {
 	cc->peer_rnr = true;
+	if (cc->state == USNIC_REL_CC_LOSS && cc->undo_cwnd) {
+		cc->cwnd = cc->undo_cwnd;
+		cc->ssthresh = cc->undo_ssthresh;
+		cc->acked = 0;
+		cc->state = USNIC_REL_CC_OPEN;
+	}
+	cc->undo_cwnd = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_peer_rnr);

@@ -310,8 +310,20 @@ static void cwnd_peer_not_ready_is_not_congestion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
 	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 10);
 	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
-	/* A reset forgets it too. */
+	/* Told after the timer fired, no progress since: the collapse is undone. */
 	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 20);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	/* After progress, a timeout then the flag: the path lost it, kept. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 6, 0, true, 5, &res),
+			USNIC_REL_ACK_NEW);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 7, 0, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 2);
+	/* A reset forgets it too. */
 	usnic_rel_txwin_reset(&w, 0);
 	KUNIT_EXPECT_FALSE(test, w.cc.peer_rnr);
 	usnic_rel_txwin_destroy(&w);
