@@ -102,6 +102,25 @@ wait $pid || fail "fi_rma_check (server)"
 cat "$tmp/rma_server"
 echo "fi_rma_check -l 10.78.0.1 47710"
 ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
+# Writes with CQ data again over a lossy link both ways: a lost piece of a
+# write is sent again later, so a notice that did not queue behind its write
+# (another channel, or posted before the last piece) would reach the target
+# first, and the target checks the bytes when it reads the completion.
+for v in "urA vethA" "urB vethB"; do
+	set -- $v
+	ip netns exec "$1" tc qdisc add dev "$2" root netem loss 10% delay 1ms
+done
+echo "fi_rma_check, writes with CQ data only, netem loss 10% both ways"
+WD_ONLY=3 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47720 10.78.0.2 47721 >"$tmp/wd_server" 2>&1 &
+pid=$!
+for i in $(seq 100); do
+	ip netns exec urA ss -Hlun 'sport = :47720' | grep -q . && break
+	sleep 0.3
+done
+WD_ONLY=3 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47721 10.78.0.1 47720 ||
+	fail "fi_rma_check writes with CQ data under loss (client)"
+wait $pid || fail "fi_rma_check writes with CQ data under loss (server)"
+cat "$tmp/wd_server"
 rm -rf "$tmp"
 [ "$fails" -eq 0 ] && echo "fi_urel: ok"
 exit "$fails"
