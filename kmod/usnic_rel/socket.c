@@ -2,9 +2,9 @@
 /*
  * usnic_rel: the UDP tunnel socket of an endpoint. Packets for its port are
  * handed to usnic_rel_udp_recv() in softirq context before any socket queue.
- * Packets leave through the UDP tunnel helpers (xmit.c), GSO runs through
- * kernel_sendmsg() (batch.c); either way in the endpoint's network
- * namespace, owned by this socket and bounded by its send buffer.
+ * Packets leave through the UDP tunnel helpers (xmit.c), single or as GSO
+ * runs, in the endpoint's network namespace, owned by this socket and
+ * bounded by its send buffer.
  */
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>

@@ -307,6 +307,10 @@ void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer);
 int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
 			  const union usnic_rel_sockaddr *to,
 			  const void *buf, size_t len);
+struct kvec;
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+			      const union usnic_rel_sockaddr *to,
+			      const struct kvec *vec, unsigned int n, size_t len);
 
 /* peer.c */
 int usnic_rel_peer_cache_init(void);

@@ -10,6 +10,9 @@
  * the endpoint's socket; the per-call LSM and cgroup BPF sendmsg hooks do
  * not run (the socket's create and bind hooks did, as the caller).
  *
+ * A run of packets of one size (batch.c) leaves as one UDP GSO skb, cut
+ * into datagrams by the stack or the device.
+ *
  * The skb is charged to the endpoint's socket, so its send buffer bounds
  * the memory in flight below the stack as it did for kernel_sendmsg().
  */
@@ -17,6 +20,7 @@
 #include <linux/security.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/uio.h>
 #include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -43,12 +47,34 @@ void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer)
 	dst_cache_destroy(&peer->dst_cache);
 }
 
-/* Make sure the route's device finds room for its link header. */
-static int usnic_rel_xmit_headroom(struct sk_buff *skb,
-				   const struct dst_entry *dst, size_t ip_len)
+/*
+ * Make sure the route's device finds room for its link header, and point
+ * a GSO skb's checksum at the UDP header the tunnel helper will push: the
+ * segmentation wants it there and the helper only fills the pseudo-header
+ * sum. An IPsec path does not take UDP GSO (as UDP refuses it): -EIO.
+ */
+static int usnic_rel_xmit_prepare(struct sk_buff *skb,
+				  const struct dst_entry *dst, size_t ip_len)
 {
-	return skb_cow_head(skb, LL_RESERVED_SPACE(dst->dev) + ip_len +
-			    sizeof(struct udphdr));
+	int ret;
+
+	ret = skb_cow_head(skb, LL_RESERVED_SPACE(dst->dev) + ip_len +
+			   sizeof(struct udphdr));
+	if (ret || !skb_is_gso(skb))
+		return ret;
+	if (dst_xfrm(dst))
+		return -EIO;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
+	skb->csum_offset = offsetof(struct udphdr, check);
+	return 0;
+}
+
+/* Bytes of each datagram on the wire but the IP header. */
+static unsigned int usnic_rel_xmit_datagram(const struct sk_buff *skb)
+{
+	return (skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len) +
+	       sizeof(struct udphdr);
 }
 
 /* Caller disabled BH (the cache is per CPU). Consumes @skb. */
@@ -81,14 +107,14 @@ static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
 		if (cache)
 			dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
 	}
-	ret = usnic_rel_xmit_headroom(skb, &rt->dst, sizeof(struct iphdr));
+	ret = usnic_rel_xmit_prepare(skb, &rt->dst, sizeof(struct iphdr));
 	if (ret) {
 		ip_rt_put(rt);
 		kfree_skb(skb);
 		return ret;
 	}
 	/* As UDP does: DF when the datagram fits, else fragment locally. */
-	if (skb->len + sizeof(struct udphdr) + sizeof(struct iphdr) <=
+	if (usnic_rel_xmit_datagram(skb) + sizeof(struct iphdr) <=
 	    dst_mtu(&rt->dst) && ip_dont_fragment(sk, &rt->dst))
 		df = htons(IP_DF);
 	udp_tunnel_xmit_skb(rt, sk, skb, fl4.saddr, fl4.daddr,
@@ -128,7 +154,7 @@ static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
 		if (cache)
 			dst_cache_set_ip6(cache, dst, &fl6.saddr);
 	}
-	ret = usnic_rel_xmit_headroom(skb, dst, sizeof(struct ipv6hdr));
+	ret = usnic_rel_xmit_prepare(skb, dst, sizeof(struct ipv6hdr));
 	if (ret) {
 		dst_release(dst);
 		kfree_skb(skb);
@@ -144,33 +170,13 @@ static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
 }
 #endif
 
-/*
- * Send @len bytes at @buf as one UDP datagram to @to, with the route cached
- * in @cache (NULL: looked up for this packet alone). Never blocks on the
- * socket: a full send buffer returns -EAGAIN, no memory -ENOBUFS, no route
- * the routing error. Process context (the skb is allocated GFP_KERNEL);
- * caller holds ep->tx_lock, so the socket is there.
- */
-int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
-			  const union usnic_rel_sockaddr *to,
-			  const void *buf, size_t len)
+/* Route @skb (charged to the socket already) and send it; consumes it. */
+static int usnic_rel_xmit_route(struct usnic_rel_ep *ep, struct sock *sk,
+				struct dst_cache *cache,
+				const union usnic_rel_sockaddr *to,
+				struct sk_buff *skb)
 {
-	struct sock *sk = ep->sock->sk;
-	struct sk_buff *skb;
 	int ret;
-
-	lockdep_assert_held(&ep->tx_lock);
-	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
-		return -EAGAIN;
-	skb = alloc_skb(USNIC_REL_XMIT_HEADROOM + len,
-			GFP_KERNEL | __GFP_NOWARN);
-	if (!skb)
-		return -ENOBUFS;
-	skb_reserve(skb, USNIC_REL_XMIT_HEADROOM);
-	skb_put_data(skb, buf, len);
-	skb->priority = READ_ONCE(sk->sk_priority);
-	skb->mark = READ_ONCE(sk->sk_mark);
-	skb_set_owner_w(skb, sk);
 
 	/* The tunnel helpers count their recursion per CPU: no migration. */
 	local_bh_disable();
@@ -182,4 +188,77 @@ int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
 		ret = usnic_rel_xmit4(sk, cache, &to->v4, skb);
 	local_bh_enable();
 	return ret;
+}
+
+/*
+ * An skb holding the @n pieces at @vec (@len bytes in all), owned by @sk;
+ * NULL without memory. The one copy of the packets.
+ */
+static struct sk_buff *usnic_rel_xmit_skb(struct sock *sk,
+					  const struct kvec *vec,
+					  unsigned int n, size_t len)
+{
+	struct sk_buff *skb;
+	unsigned int i;
+
+	skb = alloc_skb(USNIC_REL_XMIT_HEADROOM + len,
+			GFP_KERNEL | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, USNIC_REL_XMIT_HEADROOM);
+	for (i = 0; i < n; i++)
+		skb_put_data(skb, vec[i].iov_base, vec[i].iov_len);
+	skb->priority = READ_ONCE(sk->sk_priority);
+	skb->mark = READ_ONCE(sk->sk_mark);
+	skb_set_owner_w(skb, sk);
+	return skb;
+}
+
+/*
+ * Send @len bytes at @buf as one UDP datagram to @to, with the route cached
+ * in @cache (NULL: looked up for this packet alone). Never blocks on the
+ * socket: a full send buffer returns -EAGAIN, no memory -ENOBUFS, no route
+ * the routing error. Process context (the skb is allocated GFP_KERNEL);
+ * caller holds ep->tx_lock, so the socket is there.
+ */
+int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
+			  const union usnic_rel_sockaddr *to,
+			  const void *buf, size_t len)
+{
+	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
+	struct sock *sk = ep->sock->sk;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&ep->tx_lock);
+	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
+		return -EAGAIN;
+	skb = usnic_rel_xmit_skb(sk, &vec, 1, len);
+	if (!skb)
+		return -ENOBUFS;
+	return usnic_rel_xmit_route(ep, sk, cache, to, skb);
+}
+
+/*
+ * Send the @n (at least two) packets at @vec, @len bytes in all, as one UDP
+ * GSO skb: a datagram each, all of @vec[0]'s size but the last, which may
+ * be shorter. As usnic_rel_socket_send() otherwise; -EIO when the route
+ * cannot take GSO.
+ */
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+			      const union usnic_rel_sockaddr *to,
+			      const struct kvec *vec, unsigned int n, size_t len)
+{
+	struct sock *sk = ep->sock->sk;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&ep->tx_lock);
+	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
+		return -EAGAIN;
+	skb = usnic_rel_xmit_skb(sk, vec, n, len);
+	if (!skb)
+		return -ENOBUFS;
+	skb_shinfo(skb)->gso_size = vec[0].iov_len;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(skb)->gso_segs = n;
+	return usnic_rel_xmit_route(ep, sk, cache, to, skb);
 }
