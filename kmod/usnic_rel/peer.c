@@ -44,6 +44,14 @@ static void usnic_rel_peer_free(struct usnic_rel_peer *peer)
 	kmem_cache_free(usnic_rel_peer_cache, peer);
 }
 
+/* What hangs off a peer (windows, cached route), then the peer. */
+static void usnic_rel_peer_release(struct usnic_rel_peer *peer)
+{
+	usnic_rel_conn_free(peer);
+	usnic_rel_xmit_peer_free(peer);
+	usnic_rel_peer_free(peer);
+}
+
 static u32 usnic_rel_peer_hash_v4(__be32 addr, __be16 port)
 {
 	return jhash_2words((__force u32)addr, (__force u32)port, 0);
@@ -97,8 +105,14 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	if (!peer)
 		return -ENOMEM;
 	peer->ep = ep;
+	ret = usnic_rel_xmit_peer_init(peer);
+	if (ret) {
+		usnic_rel_peer_free(peer);
+		return ret;
+	}
 	ret = usnic_rel_conn_init(peer);
 	if (ret) {
+		usnic_rel_xmit_peer_free(peer);
 		usnic_rel_peer_free(peer);
 		return ret;
 	}
@@ -152,8 +166,7 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	return 0;
 
 err_free:
-	usnic_rel_conn_free(peer);
-	usnic_rel_peer_free(peer);
+	usnic_rel_peer_release(peer);
 	return ret;
 }
 
@@ -168,8 +181,7 @@ static void usnic_rel_peer_free_work(struct work_struct *work)
 						   free_work);
 	struct usnic_rel_ep *ep = peer->ep;
 
-	usnic_rel_conn_free(peer);
-	usnic_rel_peer_free(peer);
+	usnic_rel_peer_release(peer);
 	usnic_rel_ep_put(ep);
 }
 
@@ -186,8 +198,7 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 {
 	usnic_rel_conn_shutdown(peer);
 	if (!live) {
-		usnic_rel_conn_free(peer);
-		usnic_rel_peer_free(peer);
+		usnic_rel_peer_release(peer);
 		return;
 	}
 	mutex_lock(&ep->tx_lock);
