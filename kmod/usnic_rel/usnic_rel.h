@@ -10,8 +10,10 @@
  * mmap of one of its regions holds a reference too, so its rings outlive
  * DESTROY_EP until munmap. The receive path (encap_rcv, softirq) finds the
  * endpoint through sk_user_data under RCU; destroy clears it, releases the
- * socket and waits for a grace period before dropping its reference.
- * Peers are read under RCU on the receive path and freed with kfree_rcu.
+ * socket and waits for a grace period before dropping its reference, with
+ * ctx->lock dropped (one grace period for all when the file closes).
+ * Peers are read under RCU on the receive path; AV_REMOVE frees one after a
+ * grace period from a work item (peer.c), never waiting for it.
  */
 #ifndef _USNIC_REL_H
 #define _USNIC_REL_H
@@ -33,6 +35,7 @@
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/u64_stats_sync.h>
+#include <net/dst_cache.h>
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
@@ -163,7 +166,9 @@ struct usnic_rel_peer {
 	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
+	struct dst_cache dst_cache;	/* route to @addr (xmit.c, tx_lock) */
 	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
+	struct rcu_work free_work;	/* AV_REMOVE frees it after a grace period */
 	struct usnic_rel_conn conn;
 };
 
@@ -297,7 +302,8 @@ void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep);
 /* ep.c */
 int usnic_rel_ep_create(struct usnic_rel_ctx *ctx,
 			struct usnic_rel_create_ep *arg);
-int usnic_rel_ep_destroy(struct usnic_rel_ctx *ctx, u32 ep_id);
+struct usnic_rel_ep *usnic_rel_ep_unlist(struct usnic_rel_ctx *ctx, u32 ep_id);
+void usnic_rel_ep_teardown(struct usnic_rel_ep *ep);
 void usnic_rel_ep_destroy_all(struct usnic_rel_ctx *ctx);
 struct usnic_rel_ep *usnic_rel_ep_get(struct usnic_rel_ctx *ctx, u32 ep_id);
 void usnic_rel_ep_put(struct usnic_rel_ep *ep);
@@ -327,10 +333,17 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 			  const struct usnic_rel_addr *addr);
 void usnic_rel_socket_close(struct usnic_rel_ep *ep);
 u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr);
-int usnic_rel_socket_send(struct usnic_rel_ep *ep,
+
+/* xmit.c */
+int usnic_rel_xmit_peer_init(struct usnic_rel_peer *peer);
+void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer);
+int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
 			  const union usnic_rel_sockaddr *to,
-			  const void *hdr, size_t hdr_len,
-			  const void *payload, size_t len);
+			  const void *buf, size_t len);
+struct kvec;
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+			      const union usnic_rel_sockaddr *to,
+			      const struct kvec *vec, unsigned int n, size_t len);
 
 /* peer.c */
 int usnic_rel_peer_cache_init(void);
