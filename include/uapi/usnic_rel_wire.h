@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		4
+#define USNIC_REL_WIRE_VERSION		5
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -71,7 +71,14 @@ enum usnic_rel_pkt_type {
 /* usnic_rel_hdr.flags */
 #define USNIC_REL_F_ACK		0x01	/* ack and sack are valid */
 #define USNIC_REL_F_ACK_REQ	0x02	/* please acknowledge at once */
-#define USNIC_REL_F_ALL		(USNIC_REL_F_ACK | USNIC_REL_F_ACK_REQ)
+/*
+ * Receiver not ready, only with USNIC_REL_F_ACK: the packet at @ack came in
+ * order and was dropped for want of a receive buffer or completion queue
+ * room. Flow control, not loss: the sender keeps its congestion window.
+ */
+#define USNIC_REL_F_RNR		0x04
+#define USNIC_REL_F_ALL		(USNIC_REL_F_ACK | USNIC_REL_F_ACK_REQ | \
+				 USNIC_REL_F_RNR)
 
 /**
  * struct usnic_rel_hdr - common header of every packet (40 bytes)
@@ -81,7 +88,7 @@ enum usnic_rel_pkt_type {
  * @channel: USNIC_REL_CHAN_*, below USNIC_REL_NR_CHANS; selects the
  *	sequence space.
  * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
- *	carry USNIC_REL_F_ACK.
+ *	carry USNIC_REL_F_ACK, and so must any packet with USNIC_REL_F_RNR.
  * @src_incarnation: the sender's incarnation of its connection to the
  *	receiver, random, never 0 (dropped). A new value from a peer's address
  *	is only a claim: the receiver answers it with a HELLO challenge and

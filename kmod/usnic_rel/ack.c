@@ -22,6 +22,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c = &conn->chan[pkt->channel];
 	bool pure = pkt->type == USNIC_REL_PKT_ACK;
+	bool rnr = pkt->flags & USNIC_REL_F_RNR;
 	struct usnic_rel_ack_result res;
 	enum usnic_rel_ack_verdict v;
 	u32 nblocks = 0;
@@ -29,8 +30,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	/* Only a standalone ACK's payload is SACK blocks (checked by the parser). */
 	if (pure)
 		nblocks = pkt->payload_len / sizeof(struct usnic_rel_sack_block);
+	/* A not-ready ACK repeats the hole on purpose: no duplicate. */
 	v = usnic_rel_txwin_ack_blocks(&c->tx, pkt->ack, pkt->sack,
-				       pkt->payload, nblocks, pure,
+				       pkt->payload, nblocks, pure && !rnr,
 				       ktime_get_ns(), &res);
 	trace_usnic_rel_ack(ep->debug_id, peer->handle, pkt,
 			    v != USNIC_REL_ACK_STALE && v != USNIC_REL_ACK_FORGED,
@@ -38,6 +40,11 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	if (v == USNIC_REL_ACK_STALE || v == USNIC_REL_ACK_FORGED) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_ACK, 1);
 		return;
+	}
+	if (rnr) {
+		/* After the ACK's own progress, which would clear it. */
+		usnic_rel_cwnd_peer_rnr(&c->tx.cc);
+		usnic_rel_count(ep, USNIC_REL_CNT_RNR_ACKS_RECEIVED, 1);
 	}
 	if (res.freed) {
 		/* A new flight may be probed again. */
@@ -48,11 +55,17 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		if (res.rtt_ns >= 0)
 			usnic_rel_rto_sample(&conn->rto,
 					     div_u64(res.rtt_ns, NSEC_PER_USEC));
-		/* Room in the window: resume sends and answers that waited. */
-		if (READ_ONCE(ep->sq_blocked) || usnic_rel_conn_parked(conn) ||
-		    usnic_rel_rdma_resp_pending(conn))
-			usnic_rel_tx_work_kick(peer);
 	}
+	/*
+	 * Room in the window, or in the pipe (a SACK): resend what is
+	 * presumed lost, then resume sends and answers that waited.
+	 */
+	if ((res.freed || res.newly_sacked) &&
+	    (c->tx.nr_lost || READ_ONCE(ep->sq_blocked) ||
+	     usnic_rel_conn_parked(conn) || usnic_rel_rdma_resp_pending(conn)))
+		usnic_rel_tx_work_kick(peer);
+	if (res.recovery_started)
+		usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 	if (res.fast_retransmit) {
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);
@@ -71,6 +84,11 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 	if (c->ack_pending && pkt->type != USNIC_REL_PKT_ACK)
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_PIGGYBACKED, 1);
 	pkt->flags |= USNIC_REL_F_ACK;
+	if (c->rnr_owed) {
+		pkt->flags |= USNIC_REL_F_RNR;
+		c->rnr_owed = false;
+		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
+	}
 	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;

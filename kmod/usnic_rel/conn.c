@@ -129,6 +129,9 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 		INIT_LIST_HEAD(&c->sendq);
 		ret = usnic_rel_txwin_init(&c->tx, size, conn->tx_isn[i]);
 		if (!ret)
+			usnic_rel_cwnd_init(&c->tx.cc, usnic_rel_initial_cwnd,
+					    size);
+		if (!ret)
 			ret = usnic_rel_rxwin_init(&c->rx, size, 0,
 						   usnic_rel_ack_every);
 		if (ret)
@@ -504,9 +507,12 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		usnic_rel_rdma_fail_chan(ep, c, status);
 		usnic_rel_rxwin_reset(&c->rx, 0);
 		c->ack_pending = false;
+		c->rnr_owed = false;
+		c->rnr_ns = 0;
 		c->retx_pending = false;
 		c->retx_all = false;
 		c->retx_held = false;
+		c->cc_lost_held = false;
 		c->retx_probe = false;
 	}
 	conn->epoch = atomic_inc_return(&ep->conn_epochs);

@@ -118,6 +118,9 @@ struct usnic_rel_chan_conn {
 	} refused;
 	u32 nr_parked;			/* changed under tx_lock and conn->lock */
 	bool ack_pending;		/* an ACK is owed for this channel */
+	bool rnr_owed;			/* ... saying we dropped for want of buffers */
+	u32 rnr_seq;			/* the last one said so for this sequence */
+	u64 rnr_ns;			/* ... at this time */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
 	bool retx_held;			/* ... held for the pairing: first sends */
@@ -125,6 +128,10 @@ struct usnic_rel_chan_conn {
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */
 	u64 retx_fast;			/* packets resent: fast retransmit */
+	/* Congestion control (cwnd.c, in tx.cc); loss marks in tx. */
+	bool cc_lost_by_timeout;	/* the last finding was the timer's */
+	bool cc_lost_held;		/* ... or held for the pairing */
+	u64 cc_timeouts_counted;	/* tx.cc.rto_episodes in the counters */
 };
 
 /* Why the connection stopped; outstanding sends complete with this error. */

@@ -83,6 +83,10 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_PARKED] = "tx_parked",
 	[USNIC_REL_CNT_TX_MSG_TOO_BIG] = "tx_msg_too_big",
 	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
+	[USNIC_REL_CNT_CWND_FAST_RECOVERIES] = "cwnd_fast_recoveries",
+	[USNIC_REL_CNT_CWND_TIMEOUTS] = "cwnd_timeouts",
+	[USNIC_REL_CNT_RNR_ACKS_SENT] = "rnr_acks_sent",
+	[USNIC_REL_CNT_RNR_ACKS_RECEIVED] = "rnr_acks_received",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -78,12 +78,20 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu slots %u rx next %u held %u slots %u backlog %u ack_pending %d\n",
+		/*
+		 * cc state: 0 open, 1 fast recovery, 2 slow start after a
+		 * timeout; peer_rnr: the peer said it dropped for want of buffers
+		 */
+		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu slots %u rx next %u held %u slots %u backlog %u ack_pending %d cc cwnd %u ssthresh %u pipe %u lost %u state %d fast_recoveries %llu timeouts %llu peer_rnr %d\n",
 			   i, c->tx.una, c->tx.next,
 			   usnic_rel_txwin_inflight(&c->tx), c->tx.nr_sacked,
 			   c->tx.dup_acks, c->tx.in_recovery, c->retx_timeout,
 			   c->retx_fast, c->tx.cap, c->rx.next, c->rx.nr_ooo,
-			   c->rx.cap, skb_queue_len(&c->backlog), c->ack_pending);
+			   c->rx.cap, skb_queue_len(&c->backlog), c->ack_pending,
+			   c->tx.cc.cwnd, c->tx.cc.ssthresh,
+			   usnic_rel_txwin_pipe(&c->tx), c->tx.nr_lost,
+			   c->tx.cc.state, c->tx.cc.fast_episodes,
+			   c->tx.cc.rto_episodes, c->tx.cc.peer_rnr);
 	}
 	spin_unlock_bh(&conn->lock);
 }

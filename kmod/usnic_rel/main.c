@@ -26,6 +26,10 @@ unsigned int usnic_rel_send_window = 4096;
 module_param_named(send_window, usnic_rel_send_window, uint, 0444);
 MODULE_PARM_DESC(send_window, "Packets in flight per peer and channel (power of two, 16..4096, default 4096)");
 
+unsigned int usnic_rel_initial_cwnd = USNIC_REL_CWND_INITIAL;
+module_param_named(initial_cwnd, usnic_rel_initial_cwnd, uint, 0444);
+MODULE_PARM_DESC(initial_cwnd, "Congestion window a connection starts with, in packets (1..send_window, default 10)");
+
 unsigned int usnic_rel_cmd_mtu = 768;
 module_param_named(cmd_mtu, usnic_rel_cmd_mtu, uint, 0444);
 MODULE_PARM_DESC(cmd_mtu, "Payload bytes per command-channel packet (256..1024, default 768)");
@@ -81,6 +85,12 @@ static int __init usnic_rel_check_params(void)
 	    usnic_rel_send_window < 16 || usnic_rel_send_window > 4096) {
 		pr_err("send_window=%u: must be a power of two in 16..4096\n",
 		       usnic_rel_send_window);
+		return -EINVAL;
+	}
+	if (!usnic_rel_initial_cwnd ||
+	    usnic_rel_initial_cwnd > usnic_rel_send_window) {
+		pr_err("initial_cwnd=%u: must be in 1..send_window\n",
+		       usnic_rel_initial_cwnd);
 		return -EINVAL;
 	}
 	if (usnic_rel_cmd_mtu < 256 || usnic_rel_cmd_mtu > 1024) {

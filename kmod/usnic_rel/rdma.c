@@ -563,7 +563,7 @@ again:
 	r = list_first_entry_or_null(&c->resps, struct usnic_rel_rdma_resp,
 				     node);
 	if (conn->state != USNIC_REL_CONN_ACTIVE || !r ||
-	    usnic_rel_txwin_full(&c->tx)) {
+	    !usnic_rel_txwin_may_send(&c->tx)) {
 		spin_unlock_bh(&conn->lock);
 		usnic_rel_txbuf_put(ep, b);
 		return false;

@@ -112,6 +112,30 @@ static void usnic_rel_rx_need_buffers(struct usnic_rel_ep *ep,
 }
 
 /*
+ * The in-order packet @seq on @chan was dropped for want of a buffer or of
+ * room to answer: the next ACK says so (USNIC_REL_F_RNR), so the sender does
+ * not take it for congestion. Once per dropped sequence and round trip, not
+ * once per packet: a window of retransmissions gets one answer.
+ * Caller holds conn->lock.
+ */
+static void usnic_rel_rx_not_ready(struct usnic_rel_peer *peer,
+				   unsigned int chan, u32 seq)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	u64 now = ktime_get_ns(), gap;
+
+	gap = (u64)(conn->rto.has_sample ? conn->rto.srtt_us :
+		    usnic_rel_rto_current_us(&conn->rto)) * NSEC_PER_USEC;
+	if (c->rnr_ns && c->rnr_seq == seq && now - c->rnr_ns < gap)
+		return;
+	c->rnr_seq = seq;
+	c->rnr_ns = now;
+	c->rnr_owed = true;
+	usnic_rel_ack_schedule(peer, chan, true);
+}
+
+/*
  * Give up the message being received on @chan: its buffer and CQ slot go
  * back to userspace with @status. Caller holds conn->lock.
  */
@@ -359,6 +383,8 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			/* Behind others waiting for buffers, within a bound. */
 			if (skb_queue_len(&c->backlog) >= c->rx.size) {
 				usnic_rel_rx_need_buffers(ep, peer);
+				usnic_rel_rx_not_ready(peer, pkt->channel,
+						       pkt->seq);
 				return false;
 			}
 			if (!usnic_rel_skb_hold(ep, skb))
@@ -370,6 +396,8 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			if (err) {
 				/* Not taken into the window unless delivered. */
 				usnic_rel_rx_wait(ep, peer, err);
+				usnic_rel_rx_not_ready(peer, pkt->channel,
+						       pkt->seq);
 				return false;
 			}
 		}

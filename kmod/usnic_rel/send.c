@@ -224,7 +224,10 @@ relock:
 		if (ret)
 			goto unlock_abort;
 	}
-	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	/* New data waits for the congestion window and for repairs. */
+	ret = -ENOSPC;
+	if (usnic_rel_txwin_may_send(&c->tx))
+		ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
 	if (ret == -ENOBUFS) {
 		/* Not after the growth above, under tx_lock; just in case. */
 		spin_unlock_bh(&conn->lock);
@@ -362,7 +365,8 @@ static bool usnic_rel_send_park(struct usnic_rel_ep *ep,
 	 * The ACK that made room may have come before the send was parked
 	 * and found nothing to resume: look again under the lock.
 	 */
-	if (conn->state != USNIC_REL_CONN_ACTIVE || !usnic_rel_txwin_full(&c->tx))
+	if (conn->state != USNIC_REL_CONN_ACTIVE ||
+	    usnic_rel_txwin_may_send(&c->tx) || c->tx.nr_lost)
 		usnic_rel_tx_work_kick(peer);
 	spin_unlock_bh(&conn->lock);
 	usnic_rel_count(ep, USNIC_REL_CNT_TX_PARKED, 1);
@@ -658,8 +662,33 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
 }
 
 /*
- * Resend what the timer or an ACK found lost on @chan, a batch at a time.
- * Returns true when more is left.
+ * Turn what the timer or an ACK found into packets presumed lost: out of
+ * the pipe until resent. Returns whether there was a new finding. Caller
+ * holds conn->lock.
+ */
+static bool usnic_rel_retx_mark(struct usnic_rel_chan_conn *c)
+{
+	if (!c->retx_all && !c->retx_pending)
+		return false;
+	if (c->retx_all)
+		usnic_rel_txwin_mark_lost(&c->tx, c->tx.next,
+					  c->retx_sent_before);
+	if (c->retx_pending)
+		usnic_rel_txwin_mark_lost(&c->tx, usnic_rel_txwin_lost_end(&c->tx),
+					  U64_MAX);
+	c->cc_lost_by_timeout = c->retx_all;
+	c->cc_lost_held = c->retx_held;
+	c->retx_all = false;
+	c->retx_held = false;
+	c->retx_pending = false;
+	return true;
+}
+
+/*
+ * Resend what the timer or an ACK found lost on @chan, a batch at a time,
+ * while the pipe is below the congestion window (RFC 6675); the first one
+ * of a new finding goes regardless, as a fast retransmit or a timeout's
+ * retransmission does. Returns true when more may go at once.
  */
 static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 				 struct usnic_rel_peer *peer, unsigned int chan)
@@ -667,10 +696,11 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	struct usnic_rel_txbuf *batch[USNIC_REL_RETX_BATCH];
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_txwin *w = &c->tx;
 	u64 now = ktime_get_ns();
 	unsigned int n = 0, i;
-	bool more = false;
-	u32 seq, end;
+	bool more = false, force;
+	u32 seq;
 
 	spin_lock_bh(&conn->lock);
 	if (conn->state == USNIC_REL_CONN_ACTIVE && c->retx_probe &&
@@ -682,27 +712,29 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 		usnic_rel_count(ep, USNIC_REL_CNT_RETX_PROBE, n);
 	}
 	c->retx_probe = false;
-	if (conn->state == USNIC_REL_CONN_ACTIVE && (c->retx_all || c->retx_pending)) {
-		end = c->retx_all ? c->tx.next : usnic_rel_txwin_lost_end(&c->tx);
-		seq = c->tx.una;
+	if (conn->state == USNIC_REL_CONN_ACTIVE) {
+		unsigned int first = n;
+
+		force = usnic_rel_retx_mark(c);
+		/* The timer only decides; its window collapses are counted here. */
+		usnic_rel_count(ep, USNIC_REL_CNT_CWND_TIMEOUTS,
+				w->cc.rto_episodes - c->cc_timeouts_counted);
+		c->cc_timeouts_counted = w->cc.rto_episodes;
+		seq = w->una;
 		while (n < USNIC_REL_RETX_BATCH &&
-		       usnic_rel_txwin_next_retx(&c->tx, &seq, end)) {
-			struct usnic_rel_txbuf *b =
-				usnic_rel_txwin_pkt(&c->tx, seq);
+		       usnic_rel_txwin_next_lost(w, &seq) &&
+		       (force || usnic_rel_cwnd_allows(&w->cc,
+						       usnic_rel_txwin_pipe(w)))) {
+			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(w, seq);
 
-			if (c->retx_all &&
-			    usnic_rel_txwin_sent_ns(&c->tx, seq) >
-			    c->retx_sent_before) {
-				seq++;
-				continue;
-			}
-
-			if (c->retx_held) {
-				usnic_rel_txwin_sent_late(&c->tx, seq, now);
+			force = false;
+			if (c->cc_lost_held) {
+				usnic_rel_txwin_sent_late(w, seq, now);
 			} else {
-				usnic_rel_txwin_retransmitted(&c->tx, seq, now);
+				usnic_rel_txwin_retransmitted(w, seq, now);
 				trace_usnic_rel_retransmit(ep->debug_id, peer->handle,
-							   chan, seq, c->retx_all);
+							   chan, seq,
+							   c->cc_lost_by_timeout);
 			}
 			seq++;
 			if (!b)
@@ -710,20 +742,17 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
-		if (c->retx_held)
-			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, n);
-		else if (c->retx_all)
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n);
+		if (c->cc_lost_held)
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS,
+					n - first);
+		else if (c->cc_lost_by_timeout)
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n - first);
 		else
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n);
-		if (!c->retx_held)
-			*(c->retx_all ? &c->retx_timeout : &c->retx_fast) += n;
-		more = n == USNIC_REL_RETX_BATCH;
-		if (!more) {
-			c->retx_all = false;
-			c->retx_held = false;
-			c->retx_pending = false;
-		}
+			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n - first);
+		if (!c->cc_lost_held)
+			*(c->cc_lost_by_timeout ? &c->retx_timeout :
+			  &c->retx_fast) += n - first;
+		more = n == USNIC_REL_RETX_BATCH && w->nr_lost;
 	}
 	spin_unlock_bh(&conn->lock);
 

@@ -35,6 +35,7 @@ int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn)
 	w->una = isn;
 	w->next = isn;
 	w->sack_end = isn;
+	usnic_rel_cwnd_init(&w->cc, USNIC_REL_CWND_INITIAL, size);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_init);
@@ -214,6 +215,7 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_destroy);
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
 {
 	struct usnic_rel_tx_slot *slots = w->slots;
+	struct usnic_rel_cwnd cc = w->cc;
 	void **pkts = w->pkts;
 	u32 size = w->size, cap = w->cap;
 
@@ -229,6 +231,8 @@ void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn)
 	w->una = isn;
 	w->next = isn;
 	w->sack_end = isn;
+	w->cc = cc;
+	usnic_rel_cwnd_reset(&w->cc);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reset);
 
@@ -260,6 +264,7 @@ int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 	s->epoch = w->epoch;
 	s->retx = 0;
 	s->sacked = false;
+	s->lost = false;
 	*seq = w->next++;
 	return 0;
 }
@@ -277,6 +282,16 @@ static u64 usnic_rel_sack_valid_mask(const struct usnic_rel_txwin *w, u32 ack)
 	return GENMASK_ULL(beyond - 2, 0);
 }
 
+/* @s is known received or sent again: back in the pipe, or gone. */
+static void usnic_rel_txwin_unlose(struct usnic_rel_txwin *w,
+				   struct usnic_rel_tx_slot *s)
+{
+	if (s->lost) {
+		s->lost = false;
+		w->nr_lost--;
+	}
+}
+
 /* Forget [una, ack); returns whether any of them was retransmitted. */
 static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
 {
@@ -288,6 +303,7 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
 
 		if (s->retx)
 			retx = true;
+		usnic_rel_txwin_unlose(w, s);
 		if (s->sacked) {
 			s->sacked = false;
 			w->nr_sacked--;
@@ -311,6 +327,7 @@ static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
 		sack &= sack - 1;
 		if (s->sacked)
 			continue;
+		usnic_rel_txwin_unlose(w, s);
 		s->sacked = true;
 		w->nr_sacked++;
 		newly++;
@@ -351,6 +368,7 @@ static u32 usnic_rel_txwin_mark_blocks(struct usnic_rel_txwin *w,
 
 			if (s->sacked)
 				continue;
+			usnic_rel_txwin_unlose(w, s);
 			s->sacked = true;
 			w->nr_sacked++;
 			newly++;
@@ -403,7 +421,8 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 			   u64 now_ns, struct usnic_rel_ack_result *res)
 {
 	const struct usnic_rel_tx_slot *last;
-	bool had_flight = w->una != w->next;
+	u32 flight = w->next - w->una;
+	bool had_flight = flight;
 	bool retx;
 
 	if (usnic_rel_seq_before(ack, w->una))
@@ -430,6 +449,7 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 		if (retx)
 			res->rtt_ns = -1;
 		w->dup_acks = 0;
+		usnic_rel_cwnd_ack(&w->cc, res->freed, flight);
 	}
 	res->newly_sacked = usnic_rel_txwin_mark_sacked(w, sack) +
 			    usnic_rel_txwin_mark_blocks(w, blocks, nblocks);
@@ -437,8 +457,10 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	if (!res->freed && had_flight && (pure || res->newly_sacked))
 		w->dup_acks++;
 
-	if (w->in_recovery && usnic_rel_seq_after_eq(w->una, w->recover))
+	if (w->in_recovery && usnic_rel_seq_after_eq(w->una, w->recover)) {
 		w->in_recovery = false;
+		usnic_rel_cwnd_recovered(&w->cc);
+	}
 
 	if (w->una != w->next) {
 		u32 thresh = usnic_rel_txwin_dupthresh(w);
@@ -449,6 +471,8 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 			w->recover = w->next;
 			w->epoch++;
 			res->fast_retransmit = true;
+			res->recovery_started =
+				usnic_rel_cwnd_fast_loss(&w->cc);
 		} else if (w->in_recovery && res->freed) {
 			/* A partial ACK: the next hole was lost too. */
 			res->fast_retransmit = true;
@@ -476,7 +500,8 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
  * @w: the window
  *
  * Every packet not known to be received becomes a candidate for
- * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent.
+ * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent,
+ * and the congestion window starts over from one packet.
  */
 void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 {
@@ -484,6 +509,9 @@ void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 	w->dup_acks = 0;
 	w->in_recovery = w->una != w->next;
 	w->recover = w->next;
+	usnic_rel_cwnd_timeout(&w->cc);
+	if (!w->in_recovery)
+		usnic_rel_cwnd_recovered(&w->cc);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
 
@@ -551,6 +579,7 @@ usnic_rel_txwin_stamp(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
 	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
 	s->sent_ns = now_ns;
 	s->epoch = w->epoch;
+	usnic_rel_txwin_unlose(w, s);
 	return s;
 }
 
@@ -564,6 +593,65 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 		s->retx++;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_retransmitted);
+
+/**
+ * usnic_rel_txwin_mark_lost() - presume packets lost, taking them out of
+ *	the pipe until they are sent again
+ * @w: the window
+ * @end: one past the last candidate (usnic_rel_txwin_lost_end() after ACK
+ *	evidence, next after a timeout)
+ * @sent_before: only packets last sent at or before this time (a timeout
+ *	spares those that had no time to be acknowledged)
+ *
+ * Candidates are those usnic_rel_txwin_next_retx() would pick: not SACKed,
+ * not sent again since the loss was detected.
+ *
+ * Return: how many were newly marked.
+ */
+u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
+			      u64 sent_before)
+{
+	u32 seq = w->una, n = 0;
+
+	while (usnic_rel_txwin_next_retx(w, &seq, end)) {
+		struct usnic_rel_tx_slot *s =
+			&w->slots[usnic_rel_txwin_slot(w, seq)];
+
+		if (!s->lost && s->sent_ns <= sent_before) {
+			s->lost = true;
+			w->nr_lost++;
+			n++;
+		}
+		seq++;
+	}
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_mark_lost);
+
+/**
+ * usnic_rel_txwin_next_lost() - the next packet presumed lost
+ * @w: the window
+ * @seq: in: where to start (clamped to una); out: the packet
+ *
+ * Return: true with *@seq set, or false when none is left.
+ */
+bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq)
+{
+	u32 s = *seq;
+
+	if (!w->nr_lost)
+		return false;
+	if (usnic_rel_seq_before(s, w->una))
+		s = w->una;
+	for (; usnic_rel_seq_before(s, w->next); s++) {
+		if (w->slots[usnic_rel_txwin_slot(w, s)].lost) {
+			*seq = s;
+			return true;
+		}
+	}
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_lost);
 
 /*
  * Record the first transmission of in-flight packet @seq at @now_ns, late:

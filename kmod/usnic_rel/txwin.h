@@ -9,6 +9,8 @@
 #include <linux/gfp.h>
 #include <linux/types.h>
 
+#include "cwnd.h"
+
 /* Largest send or receive window, as in usNIC. */
 #define USNIC_REL_MAX_WINDOW	4096
 /*
@@ -30,6 +32,7 @@ struct usnic_rel_tx_slot {
 	u32 epoch;	/* recovery epoch of the last transmission */
 	u16 retx;	/* retransmissions: no RTT sample (Karn) */
 	bool sacked;	/* the receiver holds it out of order */
+	bool lost;	/* presumed lost, not yet sent again: out of the pipe */
 };
 
 struct usnic_rel_txwin {
@@ -42,10 +45,12 @@ struct usnic_rel_txwin {
 	u32 next;	/* next sequence to send */
 	u32 sack_end;	/* one past the highest SACKed sequence, at least una */
 	u32 nr_sacked;	/* SACKed packets in [una, next) */
+	u32 nr_lost;	/* slots marked lost and not yet resent */
 	u32 dup_acks;
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
 	bool in_recovery;
+	struct usnic_rel_cwnd cc;
 };
 
 enum usnic_rel_ack_verdict {
@@ -61,6 +66,7 @@ struct usnic_rel_ack_result {
 	u32 newly_sacked;
 	s64 rtt_ns;		/* RTT sample, or -1 */
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
+	bool recovery_started;	/* ... and it began a congestion episode */
 };
 
 int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn);
@@ -90,11 +96,34 @@ bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 			       u32 end);
 void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 				   u64 now_ns);
+u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
+			      u64 sent_before);
+bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq);
 void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
 
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 {
 	return w->next - w->una;
+}
+
+/*
+ * Packets presumed in the network (RFC 6675's pipe): in flight, minus those
+ * the receiver holds and those presumed lost and not yet sent again.
+ */
+static inline u32 usnic_rel_txwin_pipe(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_inflight(w) - w->nr_sacked - w->nr_lost;
+}
+
+/*
+ * May a new packet be sent? Only within the protocol window and the
+ * congestion window, and only once every packet presumed lost went again
+ * (RFC 6675: retransmissions come first).
+ */
+static inline bool usnic_rel_txwin_may_send(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_inflight(w) < w->size && !w->nr_lost &&
+	       usnic_rel_cwnd_allows(&w->cc, usnic_rel_txwin_pipe(w));
 }
 
 /* When the oldest packet in flight was first sent; only if one is. */

@@ -44,6 +44,7 @@
 
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
+extern unsigned int usnic_rel_initial_cwnd;
 extern unsigned int usnic_rel_cmd_mtu;
 extern unsigned int usnic_rel_rto_min_us;
 extern unsigned int usnic_rel_rto_max_us;
@@ -138,6 +139,10 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_WIN_NO_MEMORY,	/* a window could not grow: not sent or not held */
 	USNIC_REL_CNT_TX_MSG_TOO_BIG,	/* sends failed: longer than the peer receives */
 	USNIC_REL_CNT_TX_REFUSED_TOO_BIG, /* TOO_BIG refusals the peer sent us */
+	USNIC_REL_CNT_CWND_FAST_RECOVERIES, /* congestion episodes found by ACKs */
+	USNIC_REL_CNT_CWND_TIMEOUTS,	/* ... by the timer: cwnd back to 1 */
+	USNIC_REL_CNT_RNR_ACKS_SENT,	/* we dropped in order for want of buffers */
+	USNIC_REL_CNT_RNR_ACKS_RECEIVED, /* ... the peer did: not congestion */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -23,7 +23,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_VERSION,
 	USNIC_REL_DROP_BAD_TYPE,
 	USNIC_REL_DROP_BAD_CHANNEL,
-	USNIC_REL_DROP_BAD_FLAGS,	/* unknown bit, or ACK without F_ACK */
+	USNIC_REL_DROP_BAD_FLAGS,	/* unknown bit, ACK or RNR without F_ACK */
 	USNIC_REL_DROP_NO_INCARNATION,	/* source incarnation 0 */
 	USNIC_REL_DROP_RESERVED,	/* non-zero reserved field */
 	USNIC_REL_DROP_BAD_LENGTH,	/* payload_len vs datagram or type */

@@ -6,7 +6,9 @@
  * returns no buffers fills a sender's window within a few packets.
  *
  *   reset     A multi-fragment message parked part-way on a full window when
- *             the receiver restarts: every send outstanding then (the parked
+ *             the receiver restarts. Before, the receiver short of buffers
+ *             said so (rnr_acks_sent) and the sender took it as flow control
+ *             (peer_rnr in debugfs). Then every send outstanding (the parked
  *             one included) fails with -ECONNRESET, and the new receiver gets
  *             only the message sent afterwards, never one made of fragments
  *             of two sequence spaces.
@@ -309,6 +311,46 @@ static void expect_only_new(struct urt_ep *tx, struct urt_ep *rx, uint32_t peer)
 	URT_CHECK_EQ(urt_cq_next(tx, &cqe, 100), -ETIMEDOUT);
 }
 
+/*
+ * Field @key (" name ") of @ep's peer @handle in debugfs, on channel @chan,
+ * or summed over the channels when @chan is -1; -1 if missing.
+ */
+static long peer_value(struct urt_ep *ep, int handle, int chan, const char *key)
+{
+	char path[96], line[512];
+	long sum = -1;
+	int in_peer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/peers", ep->info.debug_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int h, v;
+		const char *p;
+		int c;
+
+		if (sscanf(line, "peer %u", &h) == 1) {
+			in_peer = (int)h == handle;
+			continue;
+		}
+		p = strstr(line, key);
+		if (!in_peer || !p || sscanf(line, " chan %d", &c) != 1 || (chan >= 0 && c != chan))
+			continue;
+		if (sscanf(p + strlen(key), "%u", &v) == 1)
+			sum = (sum < 0 ? 0 : sum) + v;
+	}
+	fclose(f);
+	return sum;
+}
+
+/* Packets of @ep's peer @handle waiting in a backlog, summed over channels. */
+static long backlog_of(struct urt_ep *ep, int handle)
+{
+	return peer_value(ep, handle, -1, " backlog ");
+}
+
 static void check_reset(void)
 {
 	struct urt_ep tx, rx;
@@ -325,6 +367,15 @@ static void check_reset(void)
 	n = fill_window(&tx, peer);
 	usleep(100 * 1000);
 	URT_CHECK(urt_counter(tx.info.debug_id, "tx_data_packets") >= 16);
+	/* rx said so: flow control, not congestion (cwnd not collapsed). */
+	printf("  rnr_acks_sent %lld received %lld, rx_no_buf %lld, cwnd %ld\n",
+	       urt_counter(rx.info.debug_id, "rnr_acks_sent"),
+	       urt_counter(tx.info.debug_id, "rnr_acks_received"),
+	       urt_counter(rx.info.debug_id, "rx_no_buf"),
+	       peer_value(&tx, peer, USNIC_REL_CHAN_DATA, " cwnd "));
+	URT_CHECK(urt_counter(rx.info.debug_id, "rnr_acks_sent") > 0);
+	URT_CHECK(urt_counter(tx.info.debug_id, "rnr_acks_received") > 0);
+	URT_CHECK_EQ(peer_value(&tx, peer, USNIC_REL_CHAN_DATA, " peer_rnr "), 1);
 
 	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
 	if (ep_open(&rx, port, 0, 0))
@@ -645,34 +696,6 @@ static void check_doorbell(void)
 
 #define CQF_MSGS 300
 #define CQF_CQ 16
-
-/* Packets of @ep's peer @handle waiting in a backlog, summed over channels (debugfs). */
-static long backlog_of(struct urt_ep *ep, int handle)
-{
-	char path[96], line[512];
-	long sum = -1;
-	int in_peer = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/usnic_rel/ep%u/peers", ep->info.debug_id);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int h, bl;
-		const char *p;
-
-		if (sscanf(line, "peer %u", &h) == 1) {
-			in_peer = (int)h == handle;
-			continue;
-		}
-		p = strstr(line, " backlog ");
-		if (in_peer && p && sscanf(p, " backlog %u", &bl) == 1)
-			sum = (sum < 0 ? 0 : sum) + bl;
-	}
-	fclose(f);
-	return sum;
-}
 
 static uint32_t cq_used(struct urt_ep *ep)
 {

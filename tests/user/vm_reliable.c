@@ -58,11 +58,13 @@ static int family_of(const char *ip)
 static void print_counters(const char *who, struct urt_ep *ep)
 {
 	static const char *const names[] = {
-		"tx_packets",	    "tx_gso_runs",  "rx_packets",   "rx_messages",
-		"retx_timeout",	    "retx_fast",    "retx_probe",   "acks_standalone",
-		"acks_piggybacked", "acks_delayed", "rx_duplicate", "rx_out_of_order",
-		"rx_out_of_window", "rx_no_buf",    "rx_bad_ack",   "rx_bad_header",
-		"peers_dead",
+		"tx_packets",	    "tx_gso_runs",     "rx_packets",
+		"rx_messages",	    "retx_timeout",    "retx_fast",
+		"retx_probe",	    "acks_standalone", "acks_piggybacked",
+		"acks_delayed",	    "rx_duplicate",    "rx_out_of_order",
+		"rx_out_of_window", "rx_no_buf",       "rx_bad_ack",
+		"rx_bad_header",    "peers_dead",      "cwnd_fast_recoveries",
+		"cwnd_timeouts",
 	};
 
 	printf("%s counters:", who);
@@ -279,6 +281,9 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 				  urt_counter(ep->info.debug_id, "retx_fast") +
 				  urt_counter(ep->info.debug_id, "retx_probe") >=
 			  min_retx);
+	/* Losses are found by the ACKs (SACK evidence), not only by the timer. */
+	if (min_retx > 0)
+		URT_CHECK(urt_counter(ep->info.debug_id, "cwnd_fast_recoveries") >= 1);
 	return 0;
 }
 

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usnic_rel: congestion window of one send window, in packets, in the
+ * spirit of RFC 5681 (slow start, congestion avoidance) and RFC 6675 (one
+ * reduction per loss-recovery episode, sending by pipe during recovery).
+ * Pure state: the send window feeds it ACKs, losses and timeouts.
+ *
+ * A receiver short of buffers drops what comes in order and says so
+ * (USNIC_REL_F_RNR): until the next ACK that moves the window, losses and
+ * timeouts are flow control, not congestion, and leave the window alone. A
+ * timeout that fired before the news came is undone.
+ */
+#ifndef _USNIC_REL_CWND_H
+#define _USNIC_REL_CWND_H
+
+#include <linux/types.h>
+
+/* Initial window (RFC 6928's ten segments), unless initial_cwnd says. */
+#define USNIC_REL_CWND_INITIAL	10
+/* Smallest ssthresh (RFC 5681: two segments). */
+#define USNIC_REL_CWND_MIN_SSTHRESH	2
+
+enum usnic_rel_cc_state {
+	USNIC_REL_CC_OPEN,	/* no loss outstanding */
+	USNIC_REL_CC_RECOVERY,	/* fast recovery: cwnd held at ssthresh */
+	USNIC_REL_CC_LOSS,	/* after a timeout: slow start from 1 */
+};
+
+struct usnic_rel_cwnd {
+	u32 cwnd;		/* packets that may be in the network */
+	u32 ssthresh;
+	u32 acked;		/* congestion avoidance: acked since last growth */
+	u32 initial;		/* cwnd to start (and restart) with */
+	u32 max;		/* never above the protocol window */
+	enum usnic_rel_cc_state state;
+	bool peer_rnr;		/* peer not ready, no cumulative progress since */
+	u32 undo_cwnd;		/* before the last collapse, until progress; or 0 */
+	u32 undo_ssthresh;
+	u64 fast_episodes;	/* recoveries started by SACK/dup-ACK evidence */
+	u64 rto_episodes;	/* timeouts that collapsed the window */
+};
+
+void usnic_rel_cwnd_init(struct usnic_rel_cwnd *cc, u32 initial, u32 max);
+void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight);
+bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_recovered(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_peer_rnr(struct usnic_rel_cwnd *cc);
+
+/* May a packet go out while @pipe are in the network? */
+static inline bool usnic_rel_cwnd_allows(const struct usnic_rel_cwnd *cc,
+					 u32 pipe)
+{
+	return pipe < cc->cwnd;
+}
+
+#endif /* _USNIC_REL_CWND_H */

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the congestion window state machine (slow start, congestion
+ * avoidance, one reduction per recovery, collapse on timeout) and how the
+ * send window gates new data and retransmissions by it (pipe, lost marks).
+ */
+#include <kunit/test.h>
+
+#include "cwnd.h"
+#include "txwin.h"
+
+static void cwnd_slow_start(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 10, 4096);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 10);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 4096);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_allows(&cc, 9));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_allows(&cc, 10));
+	/* One more per packet acknowledged: a full window doubles it. */
+	usnic_rel_cwnd_ack(&cc, 4, 10);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 14);
+	usnic_rel_cwnd_ack(&cc, 6, 10);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	/* Nothing acknowledged, nothing gained. */
+	usnic_rel_cwnd_ack(&cc, 0, 20);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	/* Never above the protocol window. */
+	usnic_rel_cwnd_ack(&cc, 4096, 20);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 4096);
+	usnic_rel_cwnd_ack(&cc, 4096, 4096);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 4096);
+	/* Bad initial windows are clamped. */
+	usnic_rel_cwnd_init(&cc, 0, 16);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	usnic_rel_cwnd_init(&cc, 100, 16);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+}
+
+static void cwnd_app_limited_does_not_grow(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 10, 4096);
+	/* A ping-pong with one packet in flight never needed ten. */
+	usnic_rel_cwnd_ack(&cc, 1, 1);
+	usnic_rel_cwnd_ack(&cc, 1, 4);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 10);
+	/* Half used is used. */
+	usnic_rel_cwnd_ack(&cc, 1, 5);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 11);
+}
+
+static void cwnd_congestion_avoidance(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 10, 4096);
+	cc.ssthresh = 12;
+	/* Slow start stops at ssthresh; the rest counts toward avoidance. */
+	usnic_rel_cwnd_ack(&cc, 5, 10);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 12);
+	KUNIT_EXPECT_EQ(test, cc.acked, 3);
+	/* One more per window's worth of ACKs. */
+	usnic_rel_cwnd_ack(&cc, 8, 12);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 12);
+	usnic_rel_cwnd_ack(&cc, 1, 12);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 13);
+	KUNIT_EXPECT_EQ(test, cc.acked, 0);
+	/* A large ACK may be worth several windows. */
+	usnic_rel_cwnd_ack(&cc, 13 + 14 + 2, 13);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 15);
+	KUNIT_EXPECT_EQ(test, cc.acked, 2);
+}
+
+static void cwnd_fast_recovery_once_per_episode(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_RECOVERY);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 20);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 1);
+	/* More losses in the same episode change nothing. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 1);
+	/* ACKs during recovery do not grow it: the pipe decides. */
+	usnic_rel_cwnd_ack(&cc, 30, 40);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	/* Then congestion avoidance. */
+	usnic_rel_cwnd_ack(&cc, 20, 20);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 21);
+	/* A new episode halves again, never below two. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 10);
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 2);
+	usnic_rel_cwnd_recovered(&cc);
+	cc.cwnd = 3;
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, USNIC_REL_CWND_MIN_SSTHRESH);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, USNIC_REL_CWND_MIN_SSTHRESH);
+}
+
+static void cwnd_timeout_restarts_slow_start(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_LOSS);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 20);
+	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_allows(&cc, 0));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_allows(&cc, 1));
+	/* The timer firing again for the same loss keeps ssthresh. */
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 20);
+	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 1);
+	/* ACK evidence meanwhile starts no second reduction. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 0);
+	/* Slow start, even before the recovery point is reached. */
+	usnic_rel_cwnd_ack(&cc, 1, 1);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 2);
+	usnic_rel_cwnd_ack(&cc, 2, 2);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 4);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 4);
+	usnic_rel_cwnd_ack(&cc, 30, 4);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	/* A timeout during fast recovery halves what recovery left. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 5);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 2);
+	/* A restarted peer starts over; the counters stay. */
+	usnic_rel_cwnd_reset(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 4096);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 2);
+}
+
+/* Push @n packets at @now, growing the slots as the connection does. */
+static void cw_send(struct kunit *test, struct usnic_rel_txwin *w, u32 n,
+		    u64 now)
+{
+	u32 seq;
+
+	while (n--) {
+		KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_may_send(w));
+		KUNIT_ASSERT_EQ(test, usnic_rel_txwin_grow(w, GFP_KERNEL), 0);
+		KUNIT_ASSERT_EQ(test, usnic_rel_txwin_push(w, now, &seq), 0);
+	}
+}
+
+static void cwnd_gates_the_send_window(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, USNIC_REL_CWND_INITIAL);
+	usnic_rel_cwnd_init(&w.cc, 8, 64);
+	cw_send(test, &w, 8, 1);
+	/* The protocol window has room, the congestion window has not. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_full(&w));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 8);
+	/* 0 and 1 acknowledged: slow start admits four more. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 10);
+	cw_send(test, &w, 4, 3);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	/* In flight 2..11; 2 lost, 3, 4, 5 SACKed: recovery, cwnd halved. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0x7, true, 4, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 5);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_RECOVERY);
+	/* Only the hole below the SACKs is presumed lost: out of the pipe. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, usnic_rel_txwin_lost_end(&w),
+							U64_MAX), 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, usnic_rel_txwin_lost_end(&w),
+							U64_MAX), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 10 - 3 - 1);
+	/* New data waits until the lost packet went again. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 2);
+	usnic_rel_txwin_retransmitted(&w, seq, 5);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	seq = 0;
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 7);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	/* 6, 7 and 8 SACKed: the pipe drops below cwnd, new data may go. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0x3f, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 4);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_may_send(&w));
+	cw_send(test, &w, 1, 7);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	/* All up to the recovery point acknowledged: open again, at ssthresh. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 12, 0, true, 8, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 5);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void cwnd_timeout_marks_what_had_time(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 100), 0);
+	cw_send(test, &w, 6, 10);
+	cw_send(test, &w, 2, 50);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 100, 0x2, true, 60, &res),
+			USNIC_REL_ACK_NEW);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_LOSS);
+	/* 102 is SACKed, 106 and 107 were sent too recently. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 20), 5);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 2);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_allows(&w.cc,
+						       usnic_rel_txwin_pipe(&w)));
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 100);
+	/* Lost and then SACKed, or acknowledged: out of the count. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 100, 0x6, true, 70, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 4);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 102, 0, true, 80, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 2);
+	/* The ACK of a timeout's slow start grows the window at once. */
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 3);
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 104);
+	/* A reset forgets the marks and restarts the window. */
+	usnic_rel_txwin_reset(&w, 0);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, USNIC_REL_CWND_INITIAL);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * A peer that dropped in order for want of buffers said so: its timeouts
+ * and holes are flow control until an ACK frees packets, then congestion
+ * control is back as before.
+ */
+static void cwnd_peer_not_ready_is_not_congestion(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	usnic_rel_cwnd_init(&w.cc, 16, 64);
+	cw_send(test, &w, 16, 1);
+	/* 0 dropped by the receiver, 1..3 held and SACKed, RNR said. */
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x7, true, 2, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	/* Timeout after timeout: no collapse, no ssthresh cut, no episode. */
+	usnic_rel_txwin_timeout(&w);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	/* The timeout still resends what had time (the pace is the timer's). */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 1), 13);
+	/* A duplicate without new information keeps the flag. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x7, true, 3, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_TRUE(test, w.cc.peer_rnr);
+	/* Buffers back: cumulative progress ends it. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 4, 0, true, 4, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.cc.peer_rnr);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 20);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 10);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
+	/* Told after the timer fired, no progress since: the collapse is undone. */
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 20);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	/* After progress, a timeout then the flag: the path lost it, kept. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 6, 0, true, 5, &res),
+			USNIC_REL_ACK_NEW);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 7, 0, true, 6, &res),
+			USNIC_REL_ACK_NEW);
+	usnic_rel_cwnd_peer_rnr(&w.cc);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 2);
+	/* A reset forgets it too. */
+	usnic_rel_txwin_reset(&w, 0);
+	KUNIT_EXPECT_FALSE(test, w.cc.peer_rnr);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static struct kunit_case usnic_rel_cwnd_cases[] = {
+	KUNIT_CASE(cwnd_slow_start),
+	KUNIT_CASE(cwnd_app_limited_does_not_grow),
+	KUNIT_CASE(cwnd_congestion_avoidance),
+	KUNIT_CASE(cwnd_fast_recovery_once_per_episode),
+	KUNIT_CASE(cwnd_timeout_restarts_slow_start),
+	KUNIT_CASE(cwnd_gates_the_send_window),
+	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
+	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
+	{}
+};
+
+static struct kunit_suite usnic_rel_cwnd_suite = {
+	.name = "usnic_rel_cwnd",
+	.test_cases = usnic_rel_cwnd_cases,
+};
+
+kunit_test_suite(usnic_rel_cwnd_suite);
