@@ -205,6 +205,7 @@ static int urel_fi_ep_close(struct fid *fid)
 		free(op);
 	}
 	urel_msg_close(ep->m);
+	urel_fi_note_close(ep);
 	/* The domain keeps a drained endpoint that registrations still name. */
 	urel_fi_domain_ep_put(ep->dom, ep, drained && !ep->nrma);
 	urel_fi_rma_free_all(ep);
@@ -400,6 +401,13 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	}
 	if (!ret)
 		ret = urel_msg_open(ep->uep, NULL, &ep->m);
+	if (!ret) {
+		ret = urel_fi_note_open(ep);
+		if (ret) {
+			urel_msg_close(ep->m);
+			urel_fi_note_close(ep);
+		}
+	}
 	if (ret) {
 		UREL_FI_WARN(FI_LOG_EP_CTRL, "cannot start tagged messaging: %s\n",
 			     urel_strerror(ret));

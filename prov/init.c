@@ -198,9 +198,9 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 				       (unsigned long long)h->tx_attr->msg_order);
 		if (h->tx_attr->inject_size > UREL_FI_INJECT_SIZE)
 			UREL_FI_REJECT("inject_size %zu\n", h->tx_attr->inject_size);
-		if (h->tx_attr->iov_limit > 1)
+		if (h->tx_attr->iov_limit > UREL_FI_IOV_LIMIT)
 			UREL_FI_REJECT("tx iov_limit %zu\n", h->tx_attr->iov_limit);
-		if (h->tx_attr->rma_iov_limit > 1)
+		if (h->tx_attr->rma_iov_limit > UREL_FI_IOV_LIMIT)
 			UREL_FI_REJECT("rma_iov_limit %zu\n", h->tx_attr->rma_iov_limit);
 		if (h->tx_attr->size > UREL_FI_QUEUE_SIZE)
 			UREL_FI_REJECT("tx size %zu\n", h->tx_attr->size);
@@ -210,7 +210,7 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 			UREL_FI_REJECT("rx caps\n");
 		if (h->rx_attr->msg_order & ~UREL_FI_MSG_ORDER)
 			UREL_FI_REJECT("rx msg_order\n");
-		if (h->rx_attr->iov_limit > 1)
+		if (h->rx_attr->iov_limit > UREL_FI_IOV_LIMIT)
 			UREL_FI_REJECT("rx iov_limit %zu\n", h->rx_attr->iov_limit);
 		if (h->rx_attr->size > UREL_FI_QUEUE_SIZE)
 			UREL_FI_REJECT("rx size %zu\n", h->rx_attr->size);
@@ -256,8 +256,9 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = UREL_FI_INJECT_SIZE;
 	fi->tx_attr->size = UREL_FI_QUEUE_SIZE;
-	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = rma ? 1 : 0;
+	/* Several iovs cost a copy (iov.c). */
+	fi->tx_attr->iov_limit = UREL_FI_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = rma ? UREL_FI_IOV_LIMIT : 0;
 
 	fi->rx_attr->caps = caps & ~(FI_SEND | FI_READ | FI_WRITE);
 	fi->rx_attr->mode = 0;
@@ -266,7 +267,7 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = UREL_FI_QUEUE_SIZE;
-	fi->rx_attr->iov_limit = 1;
+	fi->rx_attr->iov_limit = UREL_FI_IOV_LIMIT;
 
 	fi->ep_attr->type = FI_EP_RDM;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
@@ -276,8 +277,9 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->ep_attr->max_order_raw_size = 0;
 	fi->ep_attr->max_order_war_size = 0;
 	fi->ep_attr->max_order_waw_size = 0;
-	/* With untagged messages in the same context the top match bit is ours. */
-	fi->ep_attr->mem_tag_format = caps & FI_MSG ? ~UREL_FI_UNTAGGED_BIT : ~0ULL;
+	/* With untagged messages or write notices in the same context the top match bit is ours. */
+	fi->ep_attr->mem_tag_format =
+		UREL_FI_RESERVES_TOP_BIT(caps) ? ~UREL_FI_UNTAGGED_BIT : ~0ULL;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 

@@ -38,6 +38,12 @@ static int urel_fi_mr_close(struct fid *fid)
 	int ret;
 
 	pthread_mutex_lock(&d->lock);
+	for (struct urel_fi_mr **p = &d->mrs; *p; p = &(*p)->next) {
+		if (*p == m) {
+			*p = m->next;
+			break;
+		}
+	}
 	ret = urel_mr_dereg(m->mr);
 	if (ret)
 		UREL_FI_INFO(FI_LOG_MR, "deregistration: %s\n", urel_strerror(ret));
@@ -116,6 +122,11 @@ static int urel_fi_mr_new(struct urel_fi_domain *d, void *buf, size_t len, uint6
 		return ret == -ENOMEM ? -FI_ENOMEM : -urel_fi_errno(ret);
 	}
 	d->nmr++;
+	m->key = urel_mr_rkey(m->mr);
+	m->len = len;
+	m->remote_write = urel_fi_mr_access(access) & UREL_ACCESS_REMOTE_WRITE;
+	m->next = d->mrs;
+	d->mrs = m;
 	pthread_mutex_unlock(&d->lock);
 	m->dom = d;
 	m->fid.fid.fclass = FI_CLASS_MR;
@@ -127,6 +138,28 @@ static int urel_fi_mr_new(struct urel_fi_domain *d, void *buf, size_t len, uint6
 	UREL_FI_DBG(FI_LOG_MR, "registered %p+%zu key %#llx\n", buf, len,
 		    (unsigned long long)m->fid.key);
 	return 0;
+}
+
+/*
+ * Would the module have taken a write to @ep of @len bytes at @off under @key? A
+ * notice of a write with CQ data is reported only then (note.c): the module
+ * refuses a bad write without telling the target process.
+ */
+bool urel_fi_mr_writable(struct urel_fi_ep *ep, uint64_t key, uint64_t off, uint64_t len)
+{
+	struct urel_fi_domain *d = ep->dom;
+	bool ok = false;
+
+	pthread_mutex_lock(&d->lock);
+	/* Keys are the RMA endpoint's: a put to another endpoint was refused. */
+	for (const struct urel_fi_mr *m = d->rma_owner == ep ? d->mrs : NULL; m; m = m->next) {
+		if (m->key == key) {
+			ok = m->remote_write && off <= m->len && len <= m->len - off;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ok;
 }
 
 static struct urel_fi_domain *urel_fi_dom_of(struct fid *fid)

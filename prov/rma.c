@@ -7,7 +7,10 @@
  * cannot take yet is posted again when the endpoint progresses. Completions
  * go to the transmit CQ with FI_RMA and FI_READ or FI_WRITE; a refused key,
  * range or right completes with an error (prov_errno: the library's errno).
- * Remote addresses are offsets in the target's registration.
+ * Remote addresses are offsets in the target's registration. Several local
+ * iovs go through a copy of ours (iov.c); several remote ones are cut into
+ * pieces each. A write with remote CQ data is followed by its notice
+ * (note.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,8 +53,10 @@ static void urel_fi_rma_finish(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (op->out || op->posted < op->len)
+	if (op->out || op->posted < op->len || (op->cq_data && !op->noted && !op->err))
 		return;
+	if (op->nliov && !op->err)
+		urel_fi_iov_scatter(op->liov, op->nliov, op->bounce, op->len);
 	if (op->err) {
 		c.err = urel_fi_rma_errno(op->err);
 		c.prov_errno = -op->err;
@@ -64,6 +69,7 @@ static void urel_fi_rma_finish(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 	if ((op->err || op->report) && ep->tx_cq)
 		urel_fi_cq_push(ep->tx_cq, &c);
 	urel_fi_rma_unlink(ep, op);
+	free(op->bounce);
 	free(op);
 }
 
@@ -114,13 +120,21 @@ static int urel_fi_rma_post(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 			ret = urel_ep_atomic(ep->uep, op->peer, &at, op->key, op->off + at_off,
 					     &op->req, 0);
 		} else {
+			/* The remote iov byte @posted falls in (empty ones are skipped). */
+			size_t i = 0, at = op->posted;
+
+			while (at >= op->riov[i].len)
+				at -= op->riov[i++].len;
+			n = op->riov[i].len - at;
 			if (n > ep->rma_piece)
 				n = ep->rma_piece;
 			ret = op->kind == UREL_FI_RMA_WRITE
 				      ? urel_ep_put(ep->uep, op->peer, op->buf + op->posted, n,
-						    op->key, op->off + op->posted, &op->req, 0)
+						    op->riov[i].key, op->riov[i].addr + at,
+						    &op->req, 0)
 				      : urel_ep_get(ep->uep, op->peer, op->buf + op->posted, n,
-						    op->key, op->off + op->posted, &op->req, 0);
+						    op->riov[i].key, op->riov[i].addr + at,
+						    &op->req, 0);
 		}
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			return -EAGAIN;
@@ -134,6 +148,38 @@ static int urel_fi_rma_post(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 		op->out++;
 	}
 	return 0;
+}
+
+/*
+ * A write with CQ data: send its notice once every piece is posted (or, where
+ * the notice cannot follow on the put's channel, done), and see it complete.
+ */
+static void urel_fi_rma_note(struct urel_fi_ep *ep, struct urel_fi_rma *op)
+{
+	struct urel_msg_status st;
+	int ret;
+
+	if (!op->cq_data)
+		return;
+	if (op->note) {
+		ret = urel_msg_test(op->note, &st);
+		if (ret > 0) {
+			op->note = NULL;
+			op->out--;
+			if (st.error && !op->err)
+				op->err = st.error;
+		}
+		return;
+	}
+	if (op->err || op->noted || op->posted < op->len || (ep->note_after_put && op->out))
+		return;
+	ret = urel_fi_note_send(ep, op);
+	if (!ret) {
+		op->noted = true;
+		op->out++;
+	} else if (ret != -EAGAIN) {
+		op->err = ret;
+	}
 }
 
 /*
@@ -151,6 +197,7 @@ void urel_fi_rma_progress(struct urel_fi_ep *ep)
 		prev = op->prev;
 		if (op->posted < op->len)
 			urel_fi_rma_post(ep, op);
+		urel_fi_rma_note(ep, op);
 		urel_fi_rma_finish(ep, op);
 	}
 }
@@ -179,6 +226,7 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 	int posted;
 
 	if (!ep->enabled) {
+		free(op->bounce);
 		free(op);
 		return -FI_EOPBADSTATE;
 	}
@@ -212,11 +260,13 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 	ep->rmas = op;
 	ep->nrma++;
 	ep->ntx++;
+	urel_fi_rma_note(ep, op);
 	urel_fi_rma_finish(ep, op); /* nothing to wait for (0 bytes): complete now */
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 refuse:
 	pthread_mutex_unlock(&ep->lock);
+	free(op->bounce);
 	free(op);
 	return ret;
 }
@@ -246,6 +296,7 @@ void urel_fi_rma_free_all(struct urel_fi_ep *ep)
 		struct urel_fi_rma *op = ep->rmas;
 
 		ep->rmas = op->next;
+		free(op->bounce);
 		free(op);
 	}
 	ep->nrma = 0;
@@ -256,43 +307,85 @@ static struct urel_fi_ep *urel_fi_ep_of(struct fid_ep *fid)
 	return container_of(fid, struct urel_fi_ep, fid);
 }
 
-static ssize_t urel_fi_rw(struct urel_fi_ep *ep, enum urel_fi_rma_kind kind, void *buf, size_t len,
-			  fi_addr_t addr, uint64_t raddr, uint64_t key, void *context,
-			  uint64_t flags)
+/*
+ * A write or read between the local iovs and the remote ones (the same
+ * number of bytes on both sides); @cq_data: a write whose target gets @data.
+ */
+static ssize_t urel_fi_rw(struct urel_fi_ep *ep, enum urel_fi_rma_kind kind,
+			  const struct iovec *iov, size_t count, fi_addr_t addr,
+			  const struct fi_rma_iov *riov, size_t rcount, bool cq_data, uint64_t data,
+			  void *context, uint64_t flags)
 {
+	bool write = kind == UREL_FI_RMA_WRITE;
 	struct urel_fi_rma *op;
+	size_t len, rlen = 0;
 
 	if (!(ep->caps & FI_RMA))
 		return -FI_EOPNOTSUPP;
-	if (len && !buf)
+	if (urel_fi_iov_len(iov, count, &len) || !rcount || rcount > UREL_FI_IOV_LIMIT || !riov)
 		return -FI_EINVAL;
-	if (kind == UREL_FI_RMA_WRITE && (flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
+	for (size_t i = 0; i < rcount; i++) {
+		if (rlen + riov[i].len < rlen)
+			return -FI_EINVAL;
+		rlen += riov[i].len;
+	}
+	if (rlen != len)
 		return -FI_EINVAL;
-	/* The module's puts carry no immediate data to the target. */
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_EOPNOTSUPP;
-	op = urel_fi_rma_new(ep, context, FI_RMA | (kind == UREL_FI_RMA_WRITE ? FI_WRITE : FI_READ),
-			     kind == UREL_FI_RMA_WRITE ? flags : flags & ~FI_INJECT, 0);
+	if (write && (flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
+		return -FI_EINVAL;
+	cq_data = write && cq_data;
+	op = urel_fi_rma_new(ep, context, FI_RMA | (write ? FI_WRITE : FI_READ),
+			     write ? flags : flags & ~FI_INJECT, cq_data ? ep->note_len : 0);
 	if (!op)
 		return -FI_ENOMEM;
 	op->kind = kind;
-	op->buf = buf;
 	op->len = len;
-	op->key = key;
-	op->off = raddr;
+	memcpy(op->riov, riov, rcount * sizeof(*riov));
+	op->nriov = rcount;
+	op->cq_data = cq_data;
+	op->data = data;
+	if (count > 1) {
+		/* Gathered now (the caller may reuse the buffers of an injected write), or
+		 * scattered at the end. */
+		op->bounce = malloc(len ? len : 1);
+		if (!op->bounce) {
+			free(op);
+			return -FI_ENOMEM;
+		}
+		if (write) {
+			urel_fi_iov_gather(op->bounce, iov, count);
+		} else {
+			memcpy(op->liov, iov, count * sizeof(*iov));
+			op->nliov = count;
+		}
+		op->buf = op->bounce;
+	} else {
+		op->buf = count ? iov[0].iov_base : NULL;
+	}
 	/* An injected write is one piece, copied by the library when posted, or refused. */
 	return urel_fi_rma_submit(ep, op, addr);
 }
 
-static ssize_t urel_fi_one(const struct iovec *iov, size_t count, const struct fi_rma_iov *riov,
-			   size_t rcount, void **buf, size_t *len)
+static ssize_t urel_fi_rw1(struct urel_fi_ep *ep, enum urel_fi_rma_kind kind, const void *buf,
+			   size_t len, fi_addr_t addr, uint64_t raddr, uint64_t key, bool cq_data,
+			   uint64_t data, void *context, uint64_t flags)
 {
-	if (count > 1 || rcount != 1 || (count && iov[0].iov_len != riov[0].len) ||
-	    (!count && riov[0].len))
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov riov = { .addr = raddr, .len = len, .key = key };
+
+	return urel_fi_rw(ep, kind, &iov, 1, addr, &riov, 1, cq_data, data, context, flags);
+}
+
+/* fi_readv/fi_writev: one remote range for all the local iovs. */
+static ssize_t urel_fi_rwv(struct urel_fi_ep *ep, enum urel_fi_rma_kind kind,
+			   const struct iovec *iov, size_t count, fi_addr_t addr, uint64_t raddr,
+			   uint64_t key, void *context)
+{
+	struct fi_rma_iov riov = { .addr = raddr, .key = key };
+
+	if (urel_fi_iov_len(iov, count, &riov.len))
 		return -FI_EINVAL;
-	*buf = count ? iov[0].iov_base : NULL;
-	*len = count ? iov[0].iov_len : 0;
-	return 0;
+	return urel_fi_rw(ep, kind, iov, count, addr, &riov, 1, false, 0, context, ep->tx_flags);
 }
 
 static ssize_t urel_fi_read(struct fid_ep *fid, void *buf, size_t len, void *desc, fi_addr_t src,
@@ -301,30 +394,23 @@ static ssize_t urel_fi_read(struct fid_ep *fid, void *buf, size_t len, void *des
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_rw(ep, UREL_FI_RMA_READ, buf, len, src, addr, key, context, ep->tx_flags);
+	return urel_fi_rw1(ep, UREL_FI_RMA_READ, buf, len, src, addr, key, false, 0, context,
+			   ep->tx_flags);
 }
 
 static ssize_t urel_fi_readv(struct fid_ep *fid, const struct iovec *iov, void **desc, size_t count,
 			     fi_addr_t src, uint64_t addr, uint64_t key, void *context)
 {
-	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-
 	(void)desc;
-	if (count != 1) /* iov_limit 1 */
-		return -FI_EINVAL;
-	return urel_fi_rw(ep, UREL_FI_RMA_READ, iov[0].iov_base, iov[0].iov_len, src, addr, key,
-			  context, ep->tx_flags);
+	return urel_fi_rwv(urel_fi_ep_of(fid), UREL_FI_RMA_READ, iov, count, src, addr, key,
+			   context);
 }
 
 static ssize_t urel_fi_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg, uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one(msg->msg_iov, msg->iov_count, msg->rma_iov, msg->rma_iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_READ, buf, len, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_READ, msg->msg_iov, msg->iov_count,
+			  msg->addr, msg->rma_iov, msg->rma_iov_count, false, 0, msg->context,
+			  flags);
 }
 
 static ssize_t urel_fi_write(struct fid_ep *fid, const void *buf, size_t len, void *desc,
@@ -333,55 +419,49 @@ static ssize_t urel_fi_write(struct fid_ep *fid, const void *buf, size_t len, vo
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_rw(ep, UREL_FI_RMA_WRITE, (void *)buf, len, dest, addr, key, context,
-			  ep->tx_flags);
+	return urel_fi_rw1(ep, UREL_FI_RMA_WRITE, buf, len, dest, addr, key, false, 0, context,
+			   ep->tx_flags);
 }
 
 static ssize_t urel_fi_writev(struct fid_ep *fid, const struct iovec *iov, void **desc,
 			      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
 			      void *context)
 {
-	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-
 	(void)desc;
-	if (count != 1)
-		return -FI_EINVAL;
-	return urel_fi_rw(ep, UREL_FI_RMA_WRITE, iov[0].iov_base, iov[0].iov_len, dest, addr, key,
-			  context, ep->tx_flags);
+	return urel_fi_rwv(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, iov, count, dest, addr, key,
+			   context);
 }
 
 static ssize_t urel_fi_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg, uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one(msg->msg_iov, msg->iov_count, msg->rma_iov, msg->rma_iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, buf, len, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, msg->msg_iov, msg->iov_count,
+			  msg->addr, msg->rma_iov, msg->rma_iov_count, flags & FI_REMOTE_CQ_DATA,
+			  msg->data, msg->context, flags);
 }
 
 static ssize_t urel_fi_inject_write(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
 				    uint64_t addr, uint64_t key)
 {
-	return urel_fi_rw(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, (void *)buf, len, dest, addr, key,
-			  NULL, FI_INJECT);
+	return urel_fi_rw1(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, buf, len, dest, addr, key, false,
+			   0, NULL, FI_INJECT);
 }
 
 static ssize_t urel_fi_writedata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
 				 uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
 				 void *context)
 {
-	(void)fid, (void)buf, (void)len, (void)desc, (void)data, (void)dest, (void)addr, (void)key;
-	(void)context;
-	return -FI_EOPNOTSUPP;
+	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
+
+	(void)desc;
+	return urel_fi_rw1(ep, UREL_FI_RMA_WRITE, buf, len, dest, addr, key, true, data, context,
+			   ep->tx_flags);
 }
 
 static ssize_t urel_fi_injectdata(struct fid_ep *fid, const void *buf, size_t len, uint64_t data,
 				  fi_addr_t dest, uint64_t addr, uint64_t key)
 {
-	(void)fid, (void)buf, (void)len, (void)data, (void)dest, (void)addr, (void)key;
-	return -FI_EOPNOTSUPP;
+	return urel_fi_rw1(urel_fi_ep_of(fid), UREL_FI_RMA_WRITE, buf, len, dest, addr, key, true,
+			   data, NULL, FI_INJECT);
 }
 
 struct fi_ops_rma urel_fi_rma_ops = {

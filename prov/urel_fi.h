@@ -8,7 +8,7 @@
  * a domain's registrations belong to one library endpoint, its first
  * endpoint's (see domain.c), and remote addresses are offsets in them.
  *
- * Locks: an endpoint's lock is taken before a CQ's, never the other way
+ * Locks: an endpoint's lock is taken before a CQ's and the domain's, never the other way
  * round; the library's own locks are innermost (it never calls back here).
  */
 #ifndef UREL_FI_H
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -43,11 +44,21 @@
  * must leave it clear, so a tagged receive never takes an untagged message.
  */
 #define UREL_FI_UNTAGGED_BIT (1ULL << 63)
+/*
+ * The notice of a write with remote CQ data (rma.c) is a message under these
+ * bits: no application receive takes it, untagged ones match the untagged
+ * bit alone and tagged ones never have it. Endpoints with FI_RMA reserve the
+ * bit even without FI_MSG.
+ */
+#define UREL_FI_NOTE_BITS (UREL_FI_UNTAGGED_BIT | 1)
+#define UREL_FI_RESERVES_TOP_BIT(caps) (((caps) & (FI_MSG | FI_RMA)) != 0)
 
 /* fi_inject() copies the bytes; larger sends use the caller's buffer. */
 #define UREL_FI_INJECT_SIZE 256
 /* Operations outstanding per endpoint and direction (FI_RM_ENABLED: -FI_EAGAIN past it). */
 #define UREL_FI_QUEUE_SIZE 4096
+/* iovs of one send, receive or local side of an RMA, and remote iovs of an RMA (iov.c). */
+#define UREL_FI_IOV_LIMIT 8
 
 /* One-sided capabilities: the primary ones and the four they imply. */
 #define UREL_FI_RMA_PRIMARY (FI_RMA | FI_ATOMIC)
@@ -94,12 +105,17 @@ struct urel_fi_domain {
 	struct urel_ep *rma_uep;
 	struct urel_fi_ep *rma_owner;
 	size_t nmr;
+	struct urel_fi_mr *mrs;
 };
 
 struct urel_fi_mr {
 	struct fid_mr fid;
 	struct urel_fi_domain *dom;
 	struct urel_mr *mr;
+	struct urel_fi_mr *next; /* the domain's list, under its lock */
+	uint64_t key;
+	size_t len;
+	bool remote_write;
 };
 
 struct urel_fi_eq {
@@ -151,7 +167,9 @@ struct urel_fi_op {
 	void *context;
 	uint64_t flags; /* completion flags: FI_SEND/FI_RECV, FI_MSG/FI_TAGGED */
 	void *buf;
-	void *bounce; /* fi_inject's copy */
+	void *bounce; /* fi_inject's copy, or the gathered or to-be-scattered iovs */
+	struct iovec *iov; /* a receive of several iovs: where the bounce's bytes go */
+	size_t iov_count;
 	bool report; /* generate a completion on success */
 	bool discard; /* FI_DISCARD: the bytes are dropped */
 	bool cancelled;
@@ -181,7 +199,17 @@ struct urel_fi_rma {
 	size_t posted; /* bytes or elements handed to the library */
 	unsigned int out; /* pieces posted and not completed */
 	int err; /* the first error, a negative errno */
-	uint64_t key, off; /* the target's rkey and the offset of the first byte */
+	uint64_t key, off; /* atomics: the target's rkey and the offset of the first byte */
+	/* writes and reads: the remote iovs, and the local ones a read scatters into */
+	struct fi_rma_iov riov[UREL_FI_IOV_LIMIT];
+	size_t nriov;
+	struct iovec liov[UREL_FI_IOV_LIMIT];
+	size_t nliov; /* 0: @buf is the application's own */
+	char *bounce; /* gathered write or read to scatter, freed with the op */
+	/* fi_writedata: the notice sent behind the write (rma.c) */
+	bool cq_data, noted;
+	uint64_t data;
+	struct urel_msg_req *note;
 	/* atomics */
 	enum urel_atomic_op aop;
 	unsigned int size; /* bytes per element */
@@ -211,6 +239,11 @@ struct urel_fi_ep {
 	struct urel_fi_rma *rmas; /* RMA and atomics outstanding, newest first */
 	unsigned int nrma;
 	size_t rma_piece; /* bytes of one library put or get */
+	/* writes with remote CQ data: the notice's length, and the receive for those of peers */
+	size_t note_len;
+	bool note_after_put; /* the notice cannot follow the put on its channel: wait for it */
+	struct urel_msg_req *note_rx;
+	unsigned char *note_buf;
 	bool enabled;
 };
 
@@ -259,6 +292,12 @@ void urel_fi_domain_ep_put(struct urel_fi_domain *d, struct urel_fi_ep *ep, bool
 
 /* mr.c */
 extern struct fi_ops_mr urel_fi_mr_ops;
+bool urel_fi_mr_writable(struct urel_fi_ep *ep, uint64_t key, uint64_t off, uint64_t len);
+
+/* iov.c */
+int urel_fi_iov_len(const struct iovec *iov, size_t count, size_t *len);
+void urel_fi_iov_gather(void *dst, const struct iovec *iov, size_t count);
+void urel_fi_iov_scatter(const struct iovec *iov, size_t count, const void *src, size_t len);
 
 /* rma.c */
 extern struct fi_ops_rma urel_fi_rma_ops;
@@ -268,6 +307,12 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 void urel_fi_rma_progress(struct urel_fi_ep *ep);
 bool urel_fi_rma_drain(struct urel_fi_ep *ep, int timeout_ms);
 void urel_fi_rma_free_all(struct urel_fi_ep *ep);
+
+/* note.c: notices of writes with remote CQ data */
+int urel_fi_note_open(struct urel_fi_ep *ep);
+void urel_fi_note_close(struct urel_fi_ep *ep);
+void urel_fi_note_progress(struct urel_fi_ep *ep);
+int urel_fi_note_send(struct urel_fi_ep *ep, struct urel_fi_rma *op);
 
 /* atomic.c */
 extern struct fi_ops_atomic urel_fi_atomic_ops;

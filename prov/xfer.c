@@ -4,6 +4,8 @@
  * onto the library's isend/irecv (untagged ones under UREL_FI_UNTAGGED_BIT),
  * FI_PEEK/FI_CLAIM onto its probe and matched probe, fi_cancel onto its
  * cancel. Outstanding operations are tested when the endpoint progresses.
+ * Several iovs are gathered into a copy before a send and a receive lands
+ * in one, scattered when it completes (iov.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -69,7 +71,7 @@ static struct urel_fi_cq *urel_fi_op_cq(const struct urel_fi_ep *ep, uint64_t fl
 /* The tag the application sees: the untagged bit is the provider's. */
 static uint64_t urel_fi_user_tag(const struct urel_fi_ep *ep, uint64_t bits)
 {
-	return ep->caps & FI_MSG ? bits & ~UREL_FI_UNTAGGED_BIT : bits;
+	return UREL_FI_RESERVES_TOP_BIT(ep->caps) ? bits & ~UREL_FI_UNTAGGED_BIT : bits;
 }
 
 static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
@@ -85,6 +87,8 @@ static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
 	if (op->discard && err == -EMSGSIZE)
 		err = 0; /* the bytes were meant to go nowhere */
 	if (op->flags & FI_RECV) {
+		if (op->iov)
+			urel_fi_iov_scatter(op->iov, op->iov_count, op->bounce, st->received);
 		c.e.len = op->discard ? 0 : st->received;
 		c.e.buf = op->discard || !st->received ? NULL : op->buf;
 		c.e.tag = op->flags & FI_TAGGED ? urel_fi_user_tag(ep, st->tag) : 0;
@@ -133,15 +137,22 @@ void urel_fi_ep_reap(struct urel_fi_ep *ep)
 		free(op->bounce);
 		free(op);
 	}
+	urel_fi_note_progress(ep);
 	urel_fi_rma_progress(ep);
 }
 
-static struct urel_fi_op *urel_fi_op_new(void *context, uint64_t flags, void *buf, bool report)
+/* With room for @niov iovs to scatter a receive over (0: none). */
+static struct urel_fi_op *urel_fi_op_new(void *context, uint64_t flags, void *buf, bool report,
+					 size_t niov)
 {
-	struct urel_fi_op *op = calloc(1, sizeof(*op));
+	struct urel_fi_op *op = calloc(1, sizeof(*op) + niov * sizeof(struct iovec));
 
 	if (!op)
 		return NULL;
+	if (niov) {
+		op->iov = (struct iovec *)(op + 1);
+		op->iov_count = niov;
+	}
 	op->context = context;
 	op->flags = flags;
 	op->buf = buf;
@@ -156,23 +167,28 @@ static ssize_t urel_fi_ret(int ret)
 	return ret;
 }
 
-static ssize_t urel_fi_send(struct urel_fi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-			    uint64_t bits, uint64_t data, void *context, uint64_t flags,
-			    bool tagged)
+static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size_t count,
+			    fi_addr_t dest, uint64_t bits, uint64_t data, void *context,
+			    uint64_t flags, bool tagged)
 {
 	bool report = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	struct urel_fi_op *op;
 	urel_peer_t peer;
+	const void *buf;
+	size_t len;
 	ssize_t ret;
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
-	if (tagged && (ep->caps & FI_MSG) && (bits & UREL_FI_UNTAGGED_BIT))
+	if (tagged && UREL_FI_RESERVES_TOP_BIT(ep->caps) && (bits & UREL_FI_UNTAGGED_BIT))
+		return -FI_EINVAL;
+	if (urel_fi_iov_len(iov, count, &len))
 		return -FI_EINVAL;
 	if ((flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
 		return -FI_EINVAL;
+	buf = count ? iov[0].iov_base : NULL;
 	pthread_mutex_lock(&ep->lock);
 	peer = urel_fi_peer(ep, dest);
 	if (!peer) {
@@ -186,20 +202,21 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const void *buf, size_t len, 
 			goto out;
 		}
 	}
-	op = urel_fi_op_new(context, FI_SEND | (tagged ? FI_TAGGED : FI_MSG), (void *)buf, report);
+	op = urel_fi_op_new(context, FI_SEND | (tagged ? FI_TAGGED : FI_MSG), (void *)buf, report,
+			    0);
 	if (!op) {
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	if (flags & FI_INJECT) {
-		/* The caller may reuse its buffer at once: the bytes travel from our copy. */
+	if ((flags & FI_INJECT) || count > 1) {
+		/* One buffer for the library; an injected one the caller may reuse at once. */
 		op->bounce = malloc(len ? len : 1);
 		if (!op->bounce) {
 			free(op);
 			ret = -FI_ENOMEM;
 			goto out;
 		}
-		memcpy(op->bounce, buf, len);
+		urel_fi_iov_gather(op->bounce, iov, count);
 		buf = op->bounce;
 	}
 	ret = urel_msg_isend_data(ep->m, peer, buf, len, bits, flags & FI_REMOTE_CQ_DATA ? data : 0,
@@ -216,6 +233,16 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const void *buf, size_t len, 
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
+}
+
+/* A send of one buffer. */
+static ssize_t urel_fi_send1(struct urel_fi_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+			     uint64_t bits, uint64_t data, void *context, uint64_t flags,
+			     bool tagged)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return urel_fi_send(ep, &iov, 1, dest, bits, data, context, flags, tagged);
 }
 
 /* FI_PEEK: report what is waiting (FI_CLAIM: and take it), or FI_ENOMSG. */
@@ -249,7 +276,7 @@ static ssize_t urel_fi_peek(struct urel_fi_ep *ep, urel_peer_t peer, uint64_t bi
 			c.e.flags |= FI_REMOTE_CQ_DATA;
 	}
 	if (ret && (flags & FI_DISCARD)) {
-		struct urel_fi_op *op = urel_fi_op_new(context, FI_RECV, NULL, false);
+		struct urel_fi_op *op = urel_fi_op_new(context, FI_RECV, NULL, false, 0);
 
 		if (!op)
 			return -FI_ENOMEM;
@@ -268,21 +295,26 @@ static ssize_t urel_fi_peek(struct urel_fi_ep *ep, urel_peer_t peer, uint64_t bi
 	return 0;
 }
 
-static ssize_t urel_fi_recv(struct urel_fi_ep *ep, void *buf, size_t len, fi_addr_t src,
-			    uint64_t bits, uint64_t ignore, void *context, uint64_t flags,
-			    bool tagged)
+static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size_t count,
+			    fi_addr_t src, uint64_t bits, uint64_t ignore, void *context,
+			    uint64_t flags, bool tagged)
 {
 	uint64_t cflags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
 	bool report = !ep->rx_selective || (flags & FI_COMPLETION);
 	struct urel_fi_op *op;
 	urel_peer_t peer;
+	void *buf;
+	size_t len;
 	ssize_t ret;
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
-	if (ep->caps & FI_MSG) {
+	if (urel_fi_iov_len(iov, count, &len))
+		return -FI_EINVAL;
+	buf = count ? iov[0].iov_base : NULL;
+	if (UREL_FI_RESERVES_TOP_BIT(ep->caps)) {
 		if (tagged) {
 			bits &= ~UREL_FI_UNTAGGED_BIT;
 			ignore &= ~UREL_FI_UNTAGGED_BIT;
@@ -303,19 +335,29 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, void *buf, size_t len, fi_add
 		ret = -FI_EAGAIN;
 		goto out;
 	}
-	op = urel_fi_op_new(context, cflags, buf, report);
+	op = urel_fi_op_new(context, cflags, buf, report, count > 1 ? count : 0);
 	if (!op) {
 		ret = -FI_ENOMEM;
 		goto out;
+	}
+	if (op->iov) {
+		/* The message lands in one buffer, scattered over the iovs when complete. */
+		memcpy(op->iov, iov, count * sizeof(*iov));
+		op->bounce = malloc(len ? len : 1);
+		if (!op->bounce) {
+			free(op);
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		buf = op->bounce;
 	}
 	if (flags & FI_CLAIM) {
 		struct fi_context *ctx = context;
 		struct urel_msg_handle *h = ctx ? ctx->internal[0] : NULL;
 
 		if (!h) {
-			free(op);
 			ret = -FI_EINVAL;
-			goto out;
+			goto fail;
 		}
 		op->discard = flags & FI_DISCARD;
 		ret = op->discard ? urel_msg_imrecv(h, NULL, 0, &op->req)
@@ -326,16 +368,29 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, void *buf, size_t len, fi_add
 		ret = urel_msg_irecv(ep->m, peer, buf, len, bits, ignore, &op->req);
 	}
 	if (ret) {
-		free(op);
 		ret = urel_fi_ret((int)ret);
-		goto out;
+		goto fail;
 	}
 	urel_fi_op_link(ep, op);
 	UREL_FI_DBG(FI_LOG_EP_DATA, "receive %zu bytes from %llu bits %#llx ignore %#llx\n", len,
 		    (unsigned long long)src, (unsigned long long)bits, (unsigned long long)ignore);
+	goto out;
+fail:
+	free(op->bounce);
+	free(op);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
+}
+
+/* A receive into one buffer. */
+static ssize_t urel_fi_recv1(struct urel_fi_ep *ep, void *buf, size_t len, fi_addr_t src,
+			     uint64_t bits, uint64_t ignore, void *context, uint64_t flags,
+			     bool tagged)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return urel_fi_recv(ep, &iov, 1, src, bits, ignore, context, flags, tagged);
 }
 
 ssize_t urel_fi_ep_cancel(fid_t fid, void *context)
@@ -363,15 +418,6 @@ static struct urel_fi_ep *urel_fi_ep_of(struct fid_ep *fid)
 	return container_of(fid, struct urel_fi_ep, fid);
 }
 
-static ssize_t urel_fi_one_iov(const struct iovec *iov, size_t count, void **buf, size_t *len)
-{
-	if (count > 1)
-		return -FI_EINVAL;
-	*buf = count ? iov[0].iov_base : NULL;
-	*len = count ? iov[0].iov_len : 0;
-	return 0;
-}
-
 /* --- Untagged ------------------------------------------------------------- */
 
 static ssize_t urel_fi_msg_recv(struct fid_ep *fid, void *buf, size_t len, void *desc,
@@ -380,31 +426,22 @@ static ssize_t urel_fi_msg_recv(struct fid_ep *fid, void *buf, size_t len, void 
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_recv(ep, buf, len, src, 0, 0, context, ep->rx_flags, false);
+	return urel_fi_recv1(ep, buf, len, src, 0, 0, context, ep->rx_flags, false);
 }
 
 static ssize_t urel_fi_msg_recvv(struct fid_ep *fid, const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t src, void *context)
 {
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-	size_t len;
-	void *buf;
 
 	(void)desc;
-	if (urel_fi_one_iov(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_recv(ep, buf, len, src, 0, 0, context, ep->rx_flags, false);
+	return urel_fi_recv(ep, iov, count, src, 0, 0, context, ep->rx_flags, false);
 }
 
 static ssize_t urel_fi_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg, uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_recv(urel_fi_ep_of(fid), buf, len, msg->addr, 0, 0, msg->context, flags,
-			    false);
+	return urel_fi_recv(urel_fi_ep_of(fid), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			    msg->context, flags, false);
 }
 
 static ssize_t urel_fi_msg_send(struct fid_ep *fid, const void *buf, size_t len, void *desc,
@@ -413,39 +450,30 @@ static ssize_t urel_fi_msg_send(struct fid_ep *fid, const void *buf, size_t len,
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
-			    false);
+	return urel_fi_send1(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
+			     false);
 }
 
 static ssize_t urel_fi_msg_sendv(struct fid_ep *fid, const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t dest, void *context)
 {
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-	size_t len;
-	void *buf;
 
 	(void)desc;
-	if (urel_fi_one_iov(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
+	return urel_fi_send(ep, iov, count, dest, UREL_FI_UNTAGGED_BIT, 0, context, ep->tx_flags,
 			    false);
 }
 
 static ssize_t urel_fi_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg, uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, msg->addr, UREL_FI_UNTAGGED_BIT,
-			    msg->data, msg->context, flags, false);
+	return urel_fi_send(urel_fi_ep_of(fid), msg->msg_iov, msg->iov_count, msg->addr,
+			    UREL_FI_UNTAGGED_BIT, msg->data, msg->context, flags, false);
 }
 
 static ssize_t urel_fi_msg_inject(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, NULL,
-			    FI_INJECT, false);
+	return urel_fi_send1(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, 0, NULL,
+			     FI_INJECT, false);
 }
 
 static ssize_t urel_fi_msg_senddata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
@@ -454,15 +482,15 @@ static ssize_t urel_fi_msg_senddata(struct fid_ep *fid, const void *buf, size_t 
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, data, context,
-			    ep->tx_flags | FI_REMOTE_CQ_DATA, false);
+	return urel_fi_send1(ep, buf, len, dest, UREL_FI_UNTAGGED_BIT, data, context,
+			     ep->tx_flags | FI_REMOTE_CQ_DATA, false);
 }
 
 static ssize_t urel_fi_msg_injectdata(struct fid_ep *fid, const void *buf, size_t len,
 				      uint64_t data, fi_addr_t dest)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, data, NULL,
-			    FI_INJECT | FI_REMOTE_CQ_DATA, false);
+	return urel_fi_send1(urel_fi_ep_of(fid), buf, len, dest, UREL_FI_UNTAGGED_BIT, data, NULL,
+			     FI_INJECT | FI_REMOTE_CQ_DATA, false);
 }
 
 struct fi_ops_msg urel_fi_msg_ops = {
@@ -486,7 +514,7 @@ static ssize_t urel_fi_t_recv(struct fid_ep *fid, void *buf, size_t len, void *d
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_recv(ep, buf, len, src, tag, ignore, context, ep->rx_flags, true);
+	return urel_fi_recv1(ep, buf, len, src, tag, ignore, context, ep->rx_flags, true);
 }
 
 static ssize_t urel_fi_t_recvv(struct fid_ep *fid, const struct iovec *iov, void **desc,
@@ -494,25 +522,16 @@ static ssize_t urel_fi_t_recvv(struct fid_ep *fid, const struct iovec *iov, void
 			       void *context)
 {
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-	size_t len;
-	void *buf;
 
 	(void)desc;
-	if (urel_fi_one_iov(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_recv(ep, buf, len, src, tag, ignore, context, ep->rx_flags, true);
+	return urel_fi_recv(ep, iov, count, src, tag, ignore, context, ep->rx_flags, true);
 }
 
 static ssize_t urel_fi_t_recvmsg(struct fid_ep *fid, const struct fi_msg_tagged *msg,
 				 uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_recv(urel_fi_ep_of(fid), buf, len, msg->addr, msg->tag, msg->ignore,
-			    msg->context, flags, true);
+	return urel_fi_recv(urel_fi_ep_of(fid), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			    msg->ignore, msg->context, flags, true);
 }
 
 static ssize_t urel_fi_t_send(struct fid_ep *fid, const void *buf, size_t len, void *desc,
@@ -521,38 +540,29 @@ static ssize_t urel_fi_t_send(struct fid_ep *fid, const void *buf, size_t len, v
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, tag, 0, context, ep->tx_flags, true);
+	return urel_fi_send1(ep, buf, len, dest, tag, 0, context, ep->tx_flags, true);
 }
 
 static ssize_t urel_fi_t_sendv(struct fid_ep *fid, const struct iovec *iov, void **desc,
 			       size_t count, fi_addr_t dest, uint64_t tag, void *context)
 {
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
-	size_t len;
-	void *buf;
 
 	(void)desc;
-	if (urel_fi_one_iov(iov, count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_send(ep, buf, len, dest, tag, 0, context, ep->tx_flags, true);
+	return urel_fi_send(ep, iov, count, dest, tag, 0, context, ep->tx_flags, true);
 }
 
 static ssize_t urel_fi_t_sendmsg(struct fid_ep *fid, const struct fi_msg_tagged *msg,
 				 uint64_t flags)
 {
-	size_t len;
-	void *buf;
-
-	if (urel_fi_one_iov(msg->msg_iov, msg->iov_count, &buf, &len))
-		return -FI_EINVAL;
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, msg->addr, msg->tag, msg->data,
-			    msg->context, flags, true);
+	return urel_fi_send(urel_fi_ep_of(fid), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			    msg->data, msg->context, flags, true);
 }
 
 static ssize_t urel_fi_t_inject(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
 				uint64_t tag)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, tag, 0, NULL, FI_INJECT, true);
+	return urel_fi_send1(urel_fi_ep_of(fid), buf, len, dest, tag, 0, NULL, FI_INJECT, true);
 }
 
 static ssize_t urel_fi_t_senddata(struct fid_ep *fid, const void *buf, size_t len, void *desc,
@@ -561,15 +571,15 @@ static ssize_t urel_fi_t_senddata(struct fid_ep *fid, const void *buf, size_t le
 	struct urel_fi_ep *ep = urel_fi_ep_of(fid);
 
 	(void)desc;
-	return urel_fi_send(ep, buf, len, dest, tag, data, context,
-			    ep->tx_flags | FI_REMOTE_CQ_DATA, true);
+	return urel_fi_send1(ep, buf, len, dest, tag, data, context,
+			     ep->tx_flags | FI_REMOTE_CQ_DATA, true);
 }
 
 static ssize_t urel_fi_t_injectdata(struct fid_ep *fid, const void *buf, size_t len, uint64_t data,
 				    fi_addr_t dest, uint64_t tag)
 {
-	return urel_fi_send(urel_fi_ep_of(fid), buf, len, dest, tag, data, NULL,
-			    FI_INJECT | FI_REMOTE_CQ_DATA, true);
+	return urel_fi_send1(urel_fi_ep_of(fid), buf, len, dest, tag, data, NULL,
+			     FI_INJECT | FI_REMOTE_CQ_DATA, true);
 }
 
 struct fi_ops_tagged urel_fi_tagged_ops = {

@@ -10,6 +10,8 @@
  * over the live endpoints plus what destroyed ones had counted: an endpoint
  * adds its counters to the retired totals when it leaves the list, after its
  * socket is closed and its peers are gone, so nothing counts on it later.
+ * An endpoint counts on each CPU into a set of its own; a value read is the
+ * sum over the CPUs, each CPU's part read whole (u64_stats).
  *
  * An endpoint's directory is a kobject of its own, removed on destroy before
  * the endpoint's reference is dropped. Removing it waits for the reads in
@@ -20,6 +22,7 @@
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -82,6 +85,41 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_REFUSED_TOO_BIG] = "tx_refused_too_big",
 };
 
+/* Before the endpoint is published; freed with it (ep.c). */
+int usnic_rel_counters_alloc(struct usnic_rel_ep *ep)
+{
+	int cpu;
+
+	ep->counters = alloc_percpu_gfp(struct usnic_rel_pcpu_counters,
+					GFP_KERNEL_ACCOUNT);
+	if (!ep->counters)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		u64_stats_init(&per_cpu_ptr(ep->counters, cpu)->syncp);
+	return 0;
+}
+
+/* Counter @c of @ep, summed over the CPUs. */
+u64 usnic_rel_counter_read(const struct usnic_rel_ep *ep, unsigned int c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct usnic_rel_pcpu_counters *pc;
+		unsigned int start;
+		u64 val;
+
+		pc = per_cpu_ptr(ep->counters, cpu);
+		do {
+			start = u64_stats_fetch_begin(&pc->syncp);
+			val = u64_stats_read(&pc->cnt[c]);
+		} while (u64_stats_fetch_retry(&pc->syncp, start));
+		sum += val;
+	}
+	return sum;
+}
+
 /* One endpoint's directory. */
 struct usnic_rel_ep_sysfs {
 	struct kobject kobj;
@@ -111,7 +149,7 @@ static u64 usnic_rel_counter_total(unsigned int i)
 	mutex_lock(&usnic_rel_sysfs_lock);
 	sum = usnic_rel_retired[i];
 	list_for_each_entry(s, &usnic_rel_live, node)
-		sum += atomic64_read(&s->ep->counters[i]);
+		sum += usnic_rel_counter_read(s->ep, i);
 	mutex_unlock(&usnic_rel_sysfs_lock);
 	return sum;
 }
@@ -129,7 +167,7 @@ static ssize_t usnic_rel_counter_show(struct kobject *kobj,
 	if (kobj == usnic_rel_counters_kobj)
 		val = usnic_rel_counter_total(i);
 	else
-		val = atomic64_read(&to_ep_sysfs(kobj)->ep->counters[i]);
+		val = usnic_rel_counter_read(to_ep_sysfs(kobj)->ep, i);
 	return sysfs_emit(buf, "%llu\n", val);
 }
 
@@ -286,7 +324,7 @@ void usnic_rel_sysfs_ep_remove(struct usnic_rel_ep *ep)
 	mutex_lock(&usnic_rel_sysfs_lock);
 	list_del(&s->node);
 	for (i = 0; i < USNIC_REL_NR_COUNTERS; i++)
-		usnic_rel_retired[i] += atomic64_read(&ep->counters[i]);
+		usnic_rel_retired[i] += usnic_rel_counter_read(ep, i);
 	mutex_unlock(&usnic_rel_sysfs_lock);
 	kobject_put(&s->kobj);
 }

@@ -13,6 +13,9 @@ struct usnic_rel_addr;
 
 extern const char * const usnic_rel_counter_names[];
 
+int usnic_rel_counters_alloc(struct usnic_rel_ep *ep);
+u64 usnic_rel_counter_read(const struct usnic_rel_ep *ep, unsigned int c);
+
 int usnic_rel_sysfs_init(struct device *dev);
 void usnic_rel_sysfs_exit(void);
 void usnic_rel_sysfs_ep_add(struct usnic_rel_ep *ep,

@@ -16,8 +16,8 @@ static int usnic_rel_counters_show(struct seq_file *s, void *unused)
 	int i;
 
 	for (i = 0; i < USNIC_REL_NR_COUNTERS; i++)
-		seq_printf(s, "%s %lld\n", usnic_rel_counter_names[i],
-			   (long long)atomic64_read(&ep->counters[i]));
+		seq_printf(s, "%s %llu\n", usnic_rel_counter_names[i],
+			   usnic_rel_counter_read(ep, i));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usnic_rel_counters);

@@ -61,6 +61,8 @@ static void usnic_rel_ep_release(struct kref *ref)
 	WARN_ON_ONCE(atomic_long_read(&ep->tx_bufs));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
+	/* Nothing counts any more: the socket and the peers are gone. */
+	free_percpu(ep->counters);
 	mutex_destroy(&ep->tx_lock);
 	ida_free(&usnic_rel_debug_ida, ep->debug_id);
 	usnic_rel_user_put_ep(ep->owner);
@@ -260,6 +262,9 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	ep->debug_id = ret;
 	usnic_rel_ep_set_mtu(ep, &arg->addr);
 
+	ret = usnic_rel_counters_alloc(ep);
+	if (ret)
+		goto err_put;
 	ret = usnic_rel_ep_alloc_rings(ep, arg);
 	if (ret)
 		goto err_put;

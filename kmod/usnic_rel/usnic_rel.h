@@ -31,6 +31,8 @@
 #include <linux/completion.h>
 #include <linux/refcount.h>
 #include <linux/workqueue.h>
+#include <linux/percpu.h>
+#include <linux/u64_stats_sync.h>
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
@@ -136,6 +138,16 @@ enum usnic_rel_counter {
 	USNIC_REL_NR_COUNTERS
 };
 
+/*
+ * An endpoint's counters, one set per CPU: every packet bumps several, and
+ * one shared set would bounce its cache lines between the CPUs that send
+ * and receive. Summed when read (counters.c).
+ */
+struct usnic_rel_pcpu_counters {
+	u64_stats_t cnt[USNIC_REL_NR_COUNTERS];
+	struct u64_stats_sync syncp;	/* 32-bit only: whole reads */
+};
+
 union usnic_rel_sockaddr {
 	struct sockaddr_in v4;
 	struct sockaddr_in6 v6;
@@ -220,7 +232,7 @@ struct usnic_rel_ep {
 	atomic_long_t tx_bufs;		/* live packet copies (usnic_rel_txbuf) */
 	atomic_long_t tx_buf_bytes;	/* and what they were allocated */
 
-	atomic64_t counters[USNIC_REL_NR_COUNTERS];
+	struct usnic_rel_pcpu_counters __percpu *counters;
 	struct dentry *debugfs;
 	struct usnic_rel_ep_sysfs *sysfs;	/* counters.c */
 	struct usnic_rel_fault fault;	/* fault.c */
@@ -251,10 +263,22 @@ struct usnic_rel_mr {
 	struct mm_struct *mm;		/* charged via pinned_vm, mmgrab'd */
 };
 
+/*
+ * Counted from process context, softirq and the timers alike. Preemption
+ * off keeps us on this CPU's set, where a 64-bit add is one local op that
+ * an interrupting softirq cannot split; on 32-bit the update is two words
+ * under a seqcount, so interrupts stay off around it.
+ */
 static inline void usnic_rel_count(struct usnic_rel_ep *ep,
 				   enum usnic_rel_counter c, u64 n)
 {
-	atomic64_add(n, &ep->counters[c]);
+	struct usnic_rel_pcpu_counters *pc = get_cpu_ptr(ep->counters);
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&pc->syncp);
+	u64_stats_add(&pc->cnt[c], n);
+	u64_stats_update_end_irqrestore(&pc->syncp, flags);
+	put_cpu_ptr(ep->counters);
 }
 
 int usnic_rel_chardev_init(void);

@@ -5,7 +5,8 @@
 # fi_pingpong runs over it between two network namespaces joined by a veth
 # pair, untagged and tagged, every size, with its data checks (-c) and
 # -I iterations; and fi_rma_check (tests/fi/) runs RMA and atomics there,
-# every byte and fetched value checked, refusals as error completions, and
+# every byte and fetched value checked, refusals as error completions,
+# writes with remote CQ data and messages, reads and writes of several iovs, and
 # then again in one process on its own window through its own address (what
 # Open MPI's btl ofi does for a rank's own window when ranks span nodes).
 set -euo pipefail
@@ -20,7 +21,7 @@ trap cleanup EXIT
 
 info=$(fi_info -p urel -v) || fail "fi_info -p urel"
 for want in 'type: FI_EP_RDM' 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, FI_DIRECTED_RECV \]' \
-	'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' 'mr_key_size: 8' 'rma_iov_limit: 1' \
+	'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' 'mr_key_size: 8' 'rma_iov_limit: 8' 'iov_limit: 8' \
 	'msg_order: \[ FI_ORDER_SAS \]' 'inject_size: 256' 'data_progress: FI_PROGRESS_MANUAL' \
 	'threading: FI_THREAD_SAFE' 'cq_data_size: 8' 'mem_tag_format: 0x7fffffffffffffff' \
 	'prov_name: urel'; do
@@ -29,6 +30,9 @@ done
 # Tagged only: the top match bit is no longer reserved for untagged messages.
 fi_info -p urel -c FI_TAGGED -v | grep -q 'mem_tag_format: 0xffffffffffffffff' ||
 	fail "tagged-only info keeps the reserved bit"
+# Write notices share the context: FI_RMA reserves the top match bit too.
+fi_info -p urel -c 'FI_TAGGED|FI_RMA' -v | grep -q 'mem_tag_format: 0x7fffffffffffffff' ||
+	fail "tagged RMA info leaves the notices' match bit to the application"
 # RMA and atomics need registrations with our keys; messages alone need none.
 for caps in FI_RMA FI_ATOMIC; do
 	fi_info -p urel -c "$caps" -v | grep -q 'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' ||
@@ -98,6 +102,25 @@ wait $pid || fail "fi_rma_check (server)"
 cat "$tmp/rma_server"
 echo "fi_rma_check -l 10.78.0.1 47710"
 ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
+# Writes with CQ data again over a lossy link both ways: a lost piece of a
+# write is sent again later, so a notice that did not queue behind its write
+# (another channel, or posted before the last piece) would reach the target
+# first, and the target checks the bytes when it reads the completion.
+for v in "urA vethA" "urB vethB"; do
+	set -- $v
+	ip netns exec "$1" tc qdisc add dev "$2" root netem loss 10% delay 1ms
+done
+echo "fi_rma_check, writes with CQ data only, netem loss 10% both ways"
+WD_ONLY=3 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47720 10.78.0.2 47721 >"$tmp/wd_server" 2>&1 &
+pid=$!
+for i in $(seq 100); do
+	ip netns exec urA ss -Hlun 'sport = :47720' | grep -q . && break
+	sleep 0.3
+done
+WD_ONLY=3 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47721 10.78.0.1 47720 ||
+	fail "fi_rma_check writes with CQ data under loss (client)"
+wait $pid || fail "fi_rma_check writes with CQ data under loss (server)"
+cat "$tmp/wd_server"
 rm -rf "$tmp"
 [ "$fails" -eq 0 ] && echo "fi_urel: ok"
 exit "$fails"

@@ -291,6 +291,27 @@ static inline long long urt_counter(uint32_t debug_id, const char *name)
 	return urt_debugfs_value(debug_id, "counters", name);
 }
 
+/*
+ * Counter @name of endpoint @debug_id from sysfs, which stays visible
+ * inside a network namespace where debugfs is not mounted; -1 if missing.
+ */
+static inline long long urt_sysfs_counter(uint32_t debug_id, const char *name)
+{
+	char path[160];
+	long long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/counters/%s",
+		 debug_id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
 /* Line @name of debugfs ep<N>/fault (what fault injection did); -1 if missing. */
 static inline long long urt_fault_count(struct urt_ep *ep, const char *name)
 {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "urt.h"
+#include "urt_ep.h"
 #include "urt_lib.h"
 
 #define RW_SIZE (256 * 1024)
@@ -29,6 +30,7 @@
 
 struct target_info {
 	uint16_t port;
+	uint32_t debug_id; /* the target endpoint's, for its counters */
 	uint64_t rw_key, ro_key, odd_key, dead_key;
 };
 
@@ -81,6 +83,7 @@ static void put_get(const struct target_info *ti)
 {
 	static const uint32_t sizes[] = { 1, 7, 64, 65, 1000, 1500, 4096, 60000, RW_SIZE };
 	static uint8_t buf[RW_SIZE], back[RW_SIZE];
+	long long gso_runs;
 	uint64_t off = 0;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -96,10 +99,17 @@ static void put_get(const struct target_info *ti)
 		URT_CHECK_EQ(wait_op(UREL_OP_GET, len), 0);
 		URT_CHECK(!memcmp(back, model + off, len));
 	}
-	/* The whole region, as the target holds it now. */
+	/*
+	 * The whole region, as the target holds it now. Its kernel answers
+	 * in runs of packets handed to UDP GSO in one call each, not one
+	 * sendmsg per packet.
+	 */
+	gso_runs = urt_sysfs_counter(ti->debug_id, "tx_gso_runs");
+	URT_CHECK(gso_runs >= 0);
 	URT_CHECK_EQ(urel_ep_get(ep, target, back, RW_SIZE, ti->rw_key, 0, NULL, 0), 0);
 	URT_CHECK_EQ(wait_op(UREL_OP_GET, RW_SIZE), 0);
 	URT_CHECK(!memcmp(back, model, RW_SIZE));
+	URT_CHECK(urt_sysfs_counter(ti->debug_id, "tx_gso_runs") > gso_runs);
 	/* Read-only memory reads. */
 	URT_CHECK_EQ(urel_ep_get(ep, target, back, RO_SIZE, ti->ro_key, 0, NULL, 0), 0);
 	URT_CHECK_EQ(wait_op(UREL_OP_GET, RO_SIZE), 0);
@@ -250,6 +260,7 @@ static int run_target(const char *ip, int to_origin, int from_origin)
 	struct urel_mr *mrw, *mro, *modd, *mdead;
 	struct sockaddr_in me = urt_sin(ip, 0), peer;
 	struct target_info ti = { 0 };
+	struct urel_ep_info info;
 	uint16_t origin_port;
 	urel_peer_t p;
 
@@ -265,6 +276,8 @@ static int run_target(const char *ip, int to_origin, int from_origin)
 	URT_CHECK_EQ(urel_mr_reg(ep, odd + 1, ODD_SIZE, UREL_ACCESS_REMOTE_ATOMIC, &modd), 0);
 	URT_CHECK_EQ(urel_mr_reg(ep, rw, 64, UREL_ACCESS_REMOTE_WRITE, &mdead), 0);
 	ti.port = urt_ep_port(ep);
+	URT_CHECK_EQ(urel_ep_query(ep, &info), 0);
+	ti.debug_id = info.debug_id;
 	ti.rw_key = urel_mr_rkey(mrw);
 	ti.ro_key = urel_mr_rkey(mro);
 	ti.odd_key = urel_mr_rkey(modd);
