@@ -162,6 +162,9 @@ struct urel_win_stats {
 	uint64_t acc_waits;
 	/* Target side: locks released because the origin holding them died. */
 	uint64_t locks_reclaimed;
+	/* Origin side: exclusive locks taken on the target's lock word with the
+	 * kernel's compare-and-swap, without its process (UREL_WIN_FAST_LOCK). */
+	uint64_t lock_fast;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

@@ -2,14 +2,12 @@
 /*
  * usnic_rel: transmit batching. The packets of one message leave back to
  * back, all of the channel's full size but the last: exactly the shape UDP
- * GSO (UDP_SEGMENT) cuts a buffer into. Handing the stack a run of them in
- * one call pays its per-datagram costs (route lookup, socket locking, skb
- * setup) once per run instead of once per packet; every packet still
- * leaves as its own datagram with its own header.
+ * GSO (SKB_GSO_UDP_L4) cuts a buffer into. Handing the stack a run of them
+ * as one skb pays its per-datagram costs (skb setup, netfilter, qdisc)
+ * once per run instead of once per packet; every packet still leaves as
+ * its own datagram with its own header.
  */
-#include <linux/socket.h>
-#include <linux/udp.h>
-#include <net/sock.h>
+#include <linux/uio.h>
 
 #include "conn.h"
 #include "usnic_rel.h"
@@ -22,39 +20,20 @@ static bool usnic_rel_fault_active(struct usnic_rel_ep *ep)
 	       READ_ONCE(ep->fault.reorder_ppm);
 }
 
-/* Send a run of at least two packets as one GSO call; 0 or -errno. */
+/* Send a run of at least two packets as one GSO skb; 0 or -errno. */
 static int usnic_rel_batch_gso(struct usnic_rel_ep *ep,
 			       struct usnic_rel_peer *peer,
 			       struct usnic_rel_tx_batch *batch)
 {
-	union {
-		struct cmsghdr hdr;
-		u8 buf[CMSG_SPACE(sizeof(u16))];
-	} control = {};
 	struct kvec vec[USNIC_REL_BATCH_MAX];
-	struct msghdr msg = {
-		.msg_name = &peer->addr,
-		.msg_namelen = ep->family == AF_INET ? sizeof(peer->addr.v4) :
-				sizeof(peer->addr.v6),
-		.msg_control = &control,
-		.msg_controllen = sizeof(control),
-		.msg_flags = MSG_DONTWAIT,
-	};
 	unsigned int i;
-	int ret;
 
-	control.hdr.cmsg_level = SOL_UDP;
-	control.hdr.cmsg_type = UDP_SEGMENT;
-	control.hdr.cmsg_len = CMSG_LEN(sizeof(u16));
-	*(u16 *)CMSG_DATA(&control.hdr) = batch->b[0]->len;
 	for (i = 0; i < batch->n; i++) {
 		vec[i].iov_base = batch->b[i]->data;
 		vec[i].iov_len = batch->b[i]->len;
 	}
-	ret = kernel_sendmsg(ep->sock, &msg, vec, batch->n, batch->bytes);
-	if (ret < 0)
-		return ret;
-	return ret == batch->bytes ? 0 : -EIO;
+	return usnic_rel_socket_send_gso(ep, &peer->dst_cache, &peer->addr,
+					 vec, batch->n, batch->bytes);
 }
 
 /* Put the run on the wire and let go of it. Caller holds tx_lock. */
@@ -69,8 +48,8 @@ void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	if (batch->n > 1 && !ep->no_gso && !usnic_rel_fault_active(ep)) {
 		ret = usnic_rel_batch_gso(ep, peer, batch);
 		/*
-		 * A path that cannot segment (no checksum offload, IPsec)
-		 * refuses GSO for good: send packet by packet from now on.
+		 * A path that cannot segment (IPsec) refuses GSO for good:
+		 * send packet by packet from now on.
 		 */
 		if (ret == -EINVAL || ret == -EIO)
 			ep->no_gso = true;

@@ -71,9 +71,12 @@ void usnic_rel_fault_flush(struct usnic_rel_ep *ep)
 	if (!h)
 		return;
 	ep->fault.held = NULL;
-	/* Lost like any packet if the socket is gone or full. */
+	/*
+	 * Lost like any packet if the socket is gone or full. Its peer may be
+	 * gone too: the route is looked up for this packet alone.
+	 */
 	if (ep->sock)
-		usnic_rel_socket_send(ep, &h->to, h->data, h->len, NULL, 0);
+		usnic_rel_socket_send(ep, NULL, &h->to, h->data, h->len);
 	kfree(h);
 }
 
@@ -81,10 +84,10 @@ void usnic_rel_fault_flush(struct usnic_rel_ep *ep)
  * Transmit one packet, or pretend to. Returns what the socket returned for
  * it, or 0 when the packet was dropped or held. Caller holds ep->tx_lock.
  */
-int usnic_rel_fault_send(struct usnic_rel_ep *ep,
-			 const union usnic_rel_sockaddr *to,
+int usnic_rel_fault_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			 const void *buf, size_t len)
 {
+	const union usnic_rel_sockaddr *to = &peer->addr;
 	struct usnic_rel_fault *f = &ep->fault;
 	int ret;
 
@@ -96,9 +99,9 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep,
 	if (!f->held && usnic_rel_fault_roll(READ_ONCE(f->reorder_ppm)) &&
 	    usnic_rel_fault_hold(f, to, buf, len))
 		return 0;
-	ret = usnic_rel_socket_send(ep, to, buf, len, NULL, 0);
+	ret = usnic_rel_socket_send(ep, &peer->dst_cache, to, buf, len);
 	if (!ret && usnic_rel_fault_roll(READ_ONCE(f->duplicate_ppm)) &&
-	    !usnic_rel_socket_send(ep, to, buf, len, NULL, 0))
+	    !usnic_rel_socket_send(ep, &peer->dst_cache, to, buf, len))
 		atomic64_inc(&f->duplicated);
 	usnic_rel_fault_flush(ep);
 	return ret;

@@ -18,7 +18,7 @@
 
 struct usnic_rel_ep;
 struct usnic_rel_fault_held;
-union usnic_rel_sockaddr;
+struct usnic_rel_peer;
 
 struct usnic_rel_fault {
 	u32 drop_ppm;			/* READ_ONCE: written by debugfs */
@@ -39,8 +39,7 @@ struct usnic_rel_fault {
 	atomic_t pin_held;		/* registrations waiting on pin_hold */
 };
 
-int usnic_rel_fault_send(struct usnic_rel_ep *ep,
-			 const union usnic_rel_sockaddr *to,
+int usnic_rel_fault_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);

@@ -94,8 +94,14 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	if (!peer)
 		return -ENOMEM;
 	peer->ep = ep;
+	ret = usnic_rel_xmit_peer_init(peer);
+	if (ret) {
+		usnic_rel_peer_free(peer);
+		return ret;
+	}
 	ret = usnic_rel_conn_init(peer);
 	if (ret) {
+		usnic_rel_xmit_peer_free(peer);
 		usnic_rel_peer_free(peer);
 		return ret;
 	}
@@ -150,6 +156,7 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 
 err_free:
 	usnic_rel_conn_free(peer);
+	usnic_rel_xmit_peer_free(peer);
 	usnic_rel_peer_free(peer);
 	return ret;
 }
@@ -173,6 +180,7 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 		spin_unlock_bh(&peer->conn.lock);
 	}
 	usnic_rel_conn_free(peer);
+	usnic_rel_xmit_peer_free(peer);
 	usnic_rel_peer_free(peer);
 }
 

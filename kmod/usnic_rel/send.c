@@ -62,7 +62,7 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	int ret;
 
 	trace_usnic_rel_tx(ep->debug_id, peer->handle, buf, len);
-	ret = usnic_rel_fault_send(ep, &peer->addr, buf, len);
+	ret = usnic_rel_fault_send(ep, peer, buf, len);
 	if (!ret) {
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);

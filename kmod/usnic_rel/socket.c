@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * usnic_rel: the UDP tunnel socket of an endpoint. Packets for its port are
- * handed to usnic_rel_udp_recv() in softirq context before any socket queue;
- * packets leave through kernel_sendmsg(), so routing, neighbours and the
- * endpoint's network namespace are the stack's business.
+ * handed to usnic_rel_udp_recv() in softirq context before any socket queue.
+ * Packets leave through the UDP tunnel helpers (xmit.c), single or as GSO
+ * runs, in the endpoint's network namespace, owned by this socket and
+ * bounded by its send buffer.
  */
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/net.h>
-#include <linux/uio.h>
 #include <net/addrconf.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
@@ -130,31 +130,4 @@ u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr)
 		mtu = READ_ONCE(found->mtu);
 	rcu_read_unlock();
 	return mtu;
-}
-
-/*
- * Send one datagram made of @hdr and @len bytes at @payload to @to. Never
- * blocks: a full socket buffer returns -EAGAIN. Caller holds ep->tx_lock.
- */
-int usnic_rel_socket_send(struct usnic_rel_ep *ep,
-			  const union usnic_rel_sockaddr *to,
-			  const void *hdr, size_t hdr_len,
-			  const void *payload, size_t len)
-{
-	struct kvec vec[2] = {
-		{ .iov_base = (void *)hdr, .iov_len = hdr_len },
-		{ .iov_base = (void *)payload, .iov_len = len },
-	};
-	struct msghdr msg = {
-		.msg_name = (void *)to,
-		.msg_namelen = ep->family == AF_INET ? sizeof(to->v4) : sizeof(to->v6),
-		.msg_flags = MSG_DONTWAIT,
-	};
-	int ret;
-
-	lockdep_assert_held(&ep->tx_lock);
-	ret = kernel_sendmsg(ep->sock, &msg, vec, len ? 2 : 1, hdr_len + len);
-	if (ret < 0)
-		return ret;
-	return ret == hdr_len + len ? 0 : -EIO;
 }

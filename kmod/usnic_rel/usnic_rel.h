@@ -33,6 +33,7 @@
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/u64_stats_sync.h>
+#include <net/dst_cache.h>
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
@@ -158,6 +159,7 @@ struct usnic_rel_peer {
 	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
+	struct dst_cache dst_cache;	/* route to @addr (xmit.c, tx_lock) */
 	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
 	struct usnic_rel_conn conn;
 };
@@ -322,10 +324,17 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 			  const struct usnic_rel_addr *addr);
 void usnic_rel_socket_close(struct usnic_rel_ep *ep);
 u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr);
-int usnic_rel_socket_send(struct usnic_rel_ep *ep,
+
+/* xmit.c */
+int usnic_rel_xmit_peer_init(struct usnic_rel_peer *peer);
+void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer);
+int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
 			  const union usnic_rel_sockaddr *to,
-			  const void *hdr, size_t hdr_len,
-			  const void *payload, size_t len);
+			  const void *buf, size_t len);
+struct kvec;
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+			      const union usnic_rel_sockaddr *to,
+			      const struct kvec *vec, unsigned int n, size_t len);
 
 /* peer.c */
 int usnic_rel_peer_cache_init(void);

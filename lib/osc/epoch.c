@@ -41,6 +41,23 @@ static bool urel_osc_quiet(struct urel_win *w, void *arg)
 	return true;
 }
 
+/*
+ * Everything to @target completed but the kernel atomics, which travel on
+ * the command channel in order with the lock word's swaps; under c->lock.
+ */
+static bool urel_osc_ordered(struct urel_win *w, void *arg)
+{
+	int target = *(int *)arg;
+
+	if (w->t[target].data_out || w->t[target].am_out)
+		return false;
+	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+		if (!f->done && f->target == target)
+			return false;
+	}
+	return true;
+}
+
 /* Wait until every operation to @target (-1: all) completed at its target; the first error. */
 int urel_osc_flush_targets(struct urel_win *w, int target)
 {
@@ -127,6 +144,31 @@ bool urel_osc_is_lazy(const struct urel_win *w, int target)
 	return target >= 0 && target < w->size && w->t[target].lazy;
 }
 
+bool urel_osc_piggy_first(const struct urel_win *w, int target)
+{
+	return urel_osc_is_lazy(w, target) && !urel_osc_word_eligible(w, target);
+}
+
+/* Take @target's lock: through its lock word if we may and it is free, else from its manager. */
+static int urel_osc_acquire(struct urel_win *w, int target, int type)
+{
+	bool word;
+	int ret;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	word = urel_osc_word_eligible(w, target);
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (word) {
+		ret = urel_osc_word_lock(w, target);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	ret = urel_osc_request_lock(w, target, type, 0);
+	if (!ret)
+		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	return ret;
+}
+
 /* After the wait for a grant: the first failure, and the lock is then not held. */
 static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, int ret)
 {
@@ -152,9 +194,7 @@ int urel_osc_lazy_acquire(struct urel_win *w, int target)
 	}
 	t->lazy = false;
 	pthread_mutex_unlock(&w->ctx->lock);
-	ret = urel_osc_request_lock(w, target, t->lock, 0);
-	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	ret = urel_osc_acquire(w, target, t->lock);
 	return urel_osc_grant_result(w, t, ret);
 }
 
@@ -189,6 +229,7 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 		t->granted = false;
 		t->lock_status = 0;
 		t->piggy_applied = false;
+		t->word = false;
 		/* Remote and checked: requested by the first operation, or by the unlock. */
 		t->lazy = !nocheck && target != w->rank && w->lazy_locks;
 		if (w->sync.locks == 1)
@@ -197,9 +238,7 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret || nocheck || t->lazy)
 		return ret;
-	ret = urel_osc_request_lock(w, target, lock_type, 0);
-	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_granted, &target);
+	ret = urel_osc_acquire(w, target, lock_type);
 	ret = urel_osc_grant_result(w, t, ret);
 	pthread_mutex_lock(&w->ctx->lock);
 	if (ret) {
@@ -216,7 +255,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	struct urel_osc_target *t;
 	struct urel_osc_sync next;
 	int ret, err, failed;
-	bool lazy;
+	bool lazy, word, eligible;
 
 	if (!w || !urel_osc_valid_target(w, target))
 		return -EINVAL;
@@ -224,25 +263,38 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_lock(&w->ctx->lock);
 	next = w->sync;
 	ret = urel_osc_sync_unlock(&next, t->lock != 0);
+	word = t->word;
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	err = urel_osc_flush_targets(w, target);
+	/* The word's release follows the command channel's atomics in order: only the rest first.
+	 */
+	err = word ? urel_osc_wait(w, urel_osc_ordered, &target)
+		   : urel_osc_flush_targets(w, target);
 	pthread_mutex_lock(&w->ctx->lock);
 	lazy = t->lazy;
 	t->lazy = false;
 	t->unlocked = false;
 	t->unlocking = true;
 	failed = t->lock_status; /* a lazy lock refused: nothing to release */
+	eligible = urel_osc_word_eligible(w, target);
 	pthread_mutex_unlock(&w->ctx->lock);
-	if (lazy) {
-		/* An empty epoch still takes its turn: lock and release in one round trip. */
+	/* An empty epoch still takes its turn: lock and release in one round trip. */
+	ret = lazy ? (eligible ? urel_osc_word_epoch(w, target) : 1) : 0;
+	if (lazy && ret == 1) {
 		ret = urel_osc_request_lock(w, target, t->lock, UREL_OSC_F_UNLOCK);
 		if (!ret)
 			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
 		ret = urel_osc_grant_result(w, t, ret);
+	} else if (lazy) {
+		/* done through the word */
 	} else if (failed) {
 		ret = failed;
+	} else if (word) {
+		ret = urel_osc_word_unlock(w, target);
+		/* Everything before the release is answered by now; its first error. */
+		failed = urel_osc_flush_targets(w, target);
+		ret = ret ? ret : failed;
 	} else if (!t->lock_nocheck) {
 		ret = urel_osc_release_lock(w, target, t->lock);
 		if (!ret && target != w->rank)
@@ -251,6 +303,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
 	t->lazy = false;
+	t->word = false;
 	t->lock_status = 0;
 	t->lock_nocheck = false;
 	t->unlocking = false;

@@ -4,8 +4,10 @@
  * passive-target design): the type held, how many share it, and a FIFO of
  * waiting requests. A request is granted at once only when nobody waits
  * (so a shared request never overtakes a queued exclusive one) and the held
- * type allows it. Pure: the target's message handler calls it under the
- * context lock and sends the grants.
+ * type allows it. Whatever it grants, it grants through the window's lock
+ * word (lockword.c): it cannot grant while an origin holds the word, and
+ * frees the word when nothing it granted is held. Pure: the target's
+ * message handler calls it under the context lock and sends the grants.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -19,6 +21,12 @@ static bool urel_osc_lock_fits(const struct urel_osc_lockmgr *lm, int type)
 	return lm->type == UREL_WIN_LOCK_SHARED && type == UREL_WIN_LOCK_SHARED;
 }
 
+/* We hold the word, or it is marked so that its owner's release comes to us. */
+static bool urel_osc_lock_word(struct urel_osc_lockmgr *lm)
+{
+	return !lm->word || lm->type || urel_osc_lw_take(lm->word);
+}
+
 static void urel_osc_lock_take(struct urel_osc_lockmgr *lm, int type)
 {
 	lm->type = type;
@@ -30,7 +38,7 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
 {
 	if (r->type != UREL_WIN_LOCK_SHARED && r->type != UREL_WIN_LOCK_EXCLUSIVE)
 		return -EINVAL;
-	if (!lm->head && urel_osc_lock_fits(lm, r->type)) {
+	if (!lm->head && urel_osc_lock_fits(lm, r->type) && urel_osc_lock_word(lm)) {
 		urel_osc_lock_take(lm, r->type);
 		return 1;
 	}
@@ -50,7 +58,7 @@ static void urel_osc_lock_grant_head(struct urel_osc_lockmgr *lm, struct urel_os
 	struct urel_osc_lockreq **tail = granted;
 
 	*granted = NULL;
-	while (lm->head && urel_osc_lock_fits(lm, lm->head->type)) {
+	while (lm->head && urel_osc_lock_fits(lm, lm->head->type) && urel_osc_lock_word(lm)) {
 		struct urel_osc_lockreq *r = lm->head;
 
 		lm->head = r->next;
@@ -62,6 +70,8 @@ static void urel_osc_lock_grant_head(struct urel_osc_lockmgr *lm, struct urel_os
 		*tail = r;
 		tail = &r->next;
 	}
+	if (!lm->type && lm->word)
+		urel_osc_lw_drop(lm->word);
 }
 
 int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
@@ -99,4 +109,24 @@ void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
 	lm->tail = last;
 	/* An exclusive request that went may have held back the ones behind it. */
 	urel_osc_lock_grant_head(lm, granted);
+}
+
+int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **granted)
+{
+	*granted = NULL;
+	if (!lm->word || lm->type || !urel_osc_lw_handoff(lm->word, origin))
+		return -EINVAL;
+	urel_osc_lock_grant_head(lm, granted);
+	return 0;
+}
+
+int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **granted)
+{
+	*granted = NULL;
+	if (!lm->word || lm->type || !urel_osc_lw_reclaim(lm->word, origin))
+		return 0;
+	urel_osc_lock_grant_head(lm, granted);
+	return 1;
 }

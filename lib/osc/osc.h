@@ -47,6 +47,8 @@ enum {
 #define UREL_OSC_F_PIGGY (1U << 2)
 /* LOCK: release as soon as granted (an empty epoch); LOCK_ACK: it was. */
 #define UREL_OSC_F_UNLOCK (1U << 3)
+/* UNLOCK: of a lock held through the lock word, whose release found WAITERS set. */
+#define UREL_OSC_F_WORD (1U << 4)
 /* Operand bytes a lock request may carry. */
 #define UREL_OSC_PIGGY_MAX 256
 /*
@@ -127,6 +129,7 @@ struct urel_osc_lockreq {
 };
 
 struct urel_osc_lockmgr {
+	uint64_t *word; /* the window's lock word (lockword.c), NULL: none */
 	int type; /* 0 (free) or the type held */
 	unsigned int shared; /* holders of a shared lock */
 	struct urel_osc_lockreq *head, *tail; /* waiting, oldest first */
@@ -149,6 +152,33 @@ int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc
  */
 void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **forgotten, struct urel_osc_lockreq **granted);
+/*
+ * Group rank @origin held the lock word and released it to us (WAITERS
+ * was set): the word passes to the queue's head (into *@granted).
+ * -EINVAL when @origin did not hold it (nothing changes).
+ */
+int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **granted);
+/* @origin died holding the lock word: taken back, the head granted; 0 when it did not hold it. */
+int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
+			  struct urel_osc_lockreq **granted);
+
+/* --- Lock word (lockword.c, atomics on one word) ------------------------- */
+
+#define UREL_OSC_LW_WAITERS (1ULL << 63)
+#define UREL_OSC_LW_MANAGED (1ULL << 62)
+#define UREL_OSC_LW_OWNER(r) ((uint64_t)(r) + 1)
+
+/* The group rank that holds @v through the word, or -1. */
+int urel_osc_lw_owner(uint64_t v);
+/* Manager: take the word (true), or mark WAITERS on the owner's (false). */
+bool urel_osc_lw_take(uint64_t *word);
+/* Manager: nothing it granted is held any more: free the word if it is ours. */
+void urel_osc_lw_drop(uint64_t *word);
+/* Manager: OWNER(@owner)|WAITERS -> MANAGED; false when the word is not that. */
+bool urel_osc_lw_handoff(uint64_t *word, int owner);
+/* Manager: OWNER(@owner)[|WAITERS] -> MANAGED; false when @owner does not hold it. */
+bool urel_osc_lw_reclaim(uint64_t *word, int owner);
 
 /* --- Accumulate engine (accop.c, pure) ----------------------------------- */
 
@@ -180,7 +210,16 @@ struct urel_osc_region {
 /* What every rank publishes about its window at creation. */
 struct urel_osc_info {
 	uint64_t base, size, rkey;
-	uint32_t disp_unit, pad;
+	uint32_t disp_unit;
+	uint32_t has_word; /* 1: a lock word at offset 0 of word_rkey (no_locks: 0) */
+	uint64_t word_rkey;
+};
+
+/* A swap on a target's lock word: kept in the target's state, as its completion may come late. */
+struct urel_osc_word_op {
+	uint64_t compare, swap, old;
+	bool done;
+	int status;
 };
 
 /* Origin-side view of one target, and target-side counters of one origin. */
@@ -188,6 +227,7 @@ struct urel_osc_target {
 	struct urel_osc_info info;
 	urel_peer_t peer; /* 0: ourselves */
 	unsigned int rdma_out; /* puts, gets and kernel atomics not yet completed */
+	unsigned int data_out; /* of which puts and gets: not ordered with the lock word's swaps */
 	unsigned int am_out; /* accumulates not yet acknowledged */
 	int lock; /* held: UREL_WIN_LOCK_*, 0 */
 	bool lock_nocheck;
@@ -195,6 +235,8 @@ struct urel_osc_target {
 	bool unlocking; /* an unlock waits for its UNLOCK_ACK */
 	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
+	bool word; /* the lock is held through @target's lock word (fastlock.c) */
+	struct urel_osc_word_op wop[2]; /* the swaps in flight on it */
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
 	bool in_access; /* PSCW: in the start group */
@@ -247,6 +289,8 @@ struct urel_win {
 	struct urel_osc_fetch *fetches;
 	uint64_t next_id;
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
+	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): exclusive locks on the lock word */
+	struct urel_mr *word_mr; /* registration of lm.word */
 	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };
 
@@ -266,6 +310,7 @@ struct urel_osc_ctx {
 	uint64_t lock_piggy, lock_queued, lock_discarded; /* see struct urel_win_stats */
 	uint64_t acc_waits; /* accumulates that waited for a credit */
 	uint64_t locks_reclaimed; /* locks here released for origins that died */
+	uint64_t lock_fast; /* exclusive locks taken on a target's lock word */
 	uint64_t last_watch_ms; /* holders last pinged (urel_osc_watch) */
 	uint32_t acc_credits;
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
@@ -317,12 +362,27 @@ uint64_t urel_osc_now_ms(void);
 /* Request a lock of @type on our own window: 1 granted, 0 queued (granted later). */
 int urel_osc_self_lock(struct urel_win *w, int type);
 
+/* rma.c: post a compare-and-swap on @target's lock word; @op says its outcome. */
+int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op);
+
+/* fastlock.c (under no lock) */
+/* Under c->lock: the lock on @target may be taken through its lock word. */
+bool urel_osc_word_eligible(const struct urel_win *w, int target);
+/* 1: taken through the word; 0: held by another (ask the manager); or an error. */
+int urel_osc_word_lock(struct urel_win *w, int target);
+/* Release the word we hold (telling the manager if it queued requests); 0 or an error. */
+int urel_osc_word_unlock(struct urel_win *w, int target);
+/* Take and release at once (an empty epoch): 0 done, 1 held by another, or an error. */
+int urel_osc_word_epoch(struct urel_win *w, int target);
+
 /* epoch.c */
 int urel_osc_flush_targets(struct urel_win *w, int target);
 /* A lazy lock on @target not yet requested: request it and wait for the grant. */
 int urel_osc_lazy_acquire(struct urel_win *w, int target);
 /* Under c->lock: @target's lock is lazy and not yet requested. */
 bool urel_osc_is_lazy(const struct urel_win *w, int target);
+/* Under c->lock: lazy, and the first operation rides in the lock request (no lock word). */
+bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
 #endif /* UREL_OSC_OSC_H */

@@ -19,6 +19,7 @@ struct urel_osc_rdma {
 	struct urel_request req;
 	struct urel_win *w;
 	int target;
+	bool data; /* a put or a get (counted in data_out) */
 	bool *done; /* fetching atomics: the caller waits on it */
 	int *status;
 	struct urel_win_req *wreq; /* request-based: counted there, its error reported there */
@@ -42,6 +43,7 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[op->target].rdma_out--;
+	w->t[op->target].data_out -= op->data;
 	if (urel_osc_peer_fatal(c->status)) {
 		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
 		if (!op->wreq)
@@ -197,8 +199,10 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	op->done = done;
 	op->status = status;
 	op->wreq = wreq;
+	op->data = kind != UREL_OP_ATOMIC;
 	pthread_mutex_lock(&c->lock);
 	w->t[target].rdma_out++;
+	w->t[target].data_out += op->data;
 	if (wreq)
 		wreq->rdma++;
 	pthread_mutex_unlock(&c->lock);
@@ -217,6 +221,7 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	if (ret) {
 		pthread_mutex_lock(&c->lock);
 		w->t[target].rdma_out--;
+		w->t[target].data_out -= op->data;
 		if (wreq)
 			wreq->rdma--;
 		pthread_mutex_unlock(&c->lock);
@@ -225,12 +230,43 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	return ret;
 }
 
+int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op)
+{
+	struct urel_osc_dest d = { .t = &w->t[target], .rkey = w->t[target].info.word_rkey };
+	struct urel_atomic at = {
+		.op = UREL_ATOMIC_CAS, .size = 8, .operand = op->swap, .compare = op->compare
+	};
+
+	at.result = &op->old;
+	return urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, sizeof(uint64_t), &d, 0, &at,
+			     &op->done, &op->status, NULL);
+}
+
 /* Request-based operations: only in a passive-target epoch; under c->lock. */
 static bool urel_osc_passive(const struct urel_win *w)
 {
 	return w->sync.type == UREL_OSC_SYNC_LOCK || w->sync.type == UREL_OSC_SYNC_LOCK_NO_CHECK ||
 	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL ||
 	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL_NO_CHECK;
+}
+
+/*
+ * A put of one aligned 4- or 8-byte word in an epoch that holds the
+ * target's lock word goes as the kernel's swap: on the command channel,
+ * like the word's release, which the target's kernel then applies after
+ * it, so the unlock need not wait for the put's answer first.
+ */
+static bool urel_osc_put_swap(struct urel_win *w, int target, const struct urel_osc_dest *d,
+			      size_t len)
+{
+	bool word;
+
+	if ((len != 4 && len != 8) || d->addr % len)
+		return false;
+	pthread_mutex_lock(&w->ctx->lock);
+	word = w->t[target].word;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return word;
 }
 
 static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, int target,
@@ -259,6 +295,13 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	ret = urel_osc_lazy_acquire(w, target);
 	if (ret)
 		return ret;
+	if (kind == UREL_OP_PUT && !wreq && urel_osc_put_swap(w, target, &d, len)) {
+		struct urel_atomic at = { .op = UREL_ATOMIC_SWAP, .size = (unsigned int)len };
+
+		memcpy(&at.operand, buf, len); /* little-endian: the low bytes */
+		return urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, len, &d, d.off, &at, NULL,
+				     NULL, NULL);
+	}
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;
 
@@ -282,7 +325,7 @@ UREL_API int urel_win_put(struct urel_win *w, const void *buf, size_t len, int t
 
 	if (w && buf && len && len <= UREL_OSC_PIGGY_MAX) {
 		pthread_mutex_lock(&w->ctx->lock);
-		lazy = urel_osc_is_lazy(w, target);
+		lazy = urel_osc_piggy_first(w, target);
 		pthread_mutex_unlock(&w->ctx->lock);
 		/* The first operation of a lazy epoch: it may ride in the lock request. */
 		if (lazy)
@@ -478,7 +521,7 @@ static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_
 			unsigned int type, int target, uint64_t disp, unsigned int op,
 			unsigned int flags, struct urel_win_req *wreq)
 {
-	bool fetch = flags & UREL_OSC_F_FETCH, cas = flags & UREL_OSC_F_CAS;
+	bool fetch = flags & UREL_OSC_F_FETCH, cas = flags & UREL_OSC_F_CAS, piggy;
 	size_t esz = urel_osc_type_size(type), per;
 	struct urel_osc_dest d;
 	uint64_t base;
@@ -516,7 +559,12 @@ static int urel_osc_acc(struct urel_win *w, const void *buf, void *result, size_
 		return ret < 0 ? ret : 0;
 	/* Dynamic windows address the target by address, the others by byte offset. */
 	base = w->flavor == UREL_WIN_FLAVOR_DYNAMIC ? d.addr : d.off;
-	if (!wreq && count * esz * (cas ? 2 : 1) <= UREL_OSC_PIGGY_MAX) {
+	pthread_mutex_lock(&w->ctx->lock);
+	piggy = !wreq && count * esz * (cas ? 2 : 1) <= UREL_OSC_PIGGY_MAX &&
+		!(urel_osc_is_lazy(w, target) && urel_osc_word_eligible(w, target));
+	pthread_mutex_unlock(&w->ctx->lock);
+	/* A lock taken through the word goes first: the operation then needs no target process. */
+	if (piggy) {
 		ret = urel_osc_piggy(w, target, &d, base, buf, count, type, op, flags, result);
 		if (ret != 1)
 			return ret;
@@ -648,7 +696,7 @@ static bool urel_osc_kernel_fop(struct urel_win *w, int target, unsigned int typ
 	if (target < 0 || target >= w->size || target == w->rank)
 		return false;
 	pthread_mutex_lock(&w->ctx->lock);
-	lazy = urel_osc_is_lazy(w, target);
+	lazy = urel_osc_piggy_first(w, target);
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (lazy)
 		return false; /* the first operation of a lazy epoch rides in the lock request */

@@ -228,7 +228,8 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_am_hd
 
 	if (w->flags & UREL_WIN_NO_LOCKS)
 		return UREL_WIN_ERR_NOLOCKS;
-	if (w->t[src].held)
+	if (w->t[src].held ||
+	    (w->lm.word && urel_osc_lw_owner(__atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE)) == src))
 		return -EBUSY; /* a second lock from the same origin */
 	for (r = w->lm.head; r; r = r->next) {
 		if (r->origin == src)
@@ -298,11 +299,19 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_am_hd
 	return 0;
 }
 
-static int urel_osc_on_unlock(struct urel_win *w, int src, int type, struct urel_osc_reply ***tail)
+static int urel_osc_on_unlock(struct urel_win *w, int src, int type, unsigned int flags,
+			      struct urel_osc_reply ***tail)
 {
 	struct urel_osc_lockreq *granted;
 	int ret;
 
+	if (flags & UREL_OSC_F_WORD) {
+		/* Its release found our WAITERS mark: the word passes to the queue. */
+		ret = urel_osc_lock_handoff(&w->lm, src, &granted);
+		if (!ret)
+			urel_osc_grants(w, granted, tail);
+		return ret;
+	}
 	if (!type || w->t[src].held != type)
 		return -EINVAL;
 	ret = urel_osc_lock_release(&w->lm, type, &granted);
@@ -412,7 +421,7 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		__atomic_fetch_add(&w->ctx->lock_discarded, 1, __ATOMIC_RELAXED);
 		return 1;
 	case UREL_OSC_UNLOCK:
-		ret = urel_osc_on_unlock(w, src, wi->lock_type, tail);
+		ret = urel_osc_on_unlock(w, src, wi->lock_type, h->flags, tail);
 		urel_osc_reply(tail, *spare, t->peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK_ACK, w->id,
 			       wi->cookie, ret);
 		*spare = NULL;
@@ -537,6 +546,10 @@ static void urel_osc_release_dead(struct urel_win *w, int r, struct urel_osc_rep
 		__atomic_fetch_add(&w->ctx->locks_reclaimed, 1, __ATOMIC_RELAXED);
 		urel_osc_grants(w, granted, tail);
 	}
+	if (urel_osc_lock_reclaim(&w->lm, r, &granted)) {
+		__atomic_fetch_add(&w->ctx->locks_reclaimed, 1, __ATOMIC_RELAXED);
+		urel_osc_grants(w, granted, tail);
+	}
 	urel_osc_lock_forget(&w->lm, r, &gone, &granted);
 	urel_osc_grants(w, granted, tail);
 	while (gone) {
@@ -565,7 +578,7 @@ void urel_osc_watch(struct urel_osc_ctx *c)
 		urel_peer_t peer;
 	} ping[UREL_OSC_WATCH_PINGS];
 	uint64_t now = urel_osc_now_ms();
-	int n = 0;
+	int n = 0, owner;
 
 	pthread_mutex_lock(&c->lock);
 	if (now - c->last_watch_ms < c->keepalive_ms) {
@@ -585,6 +598,15 @@ void urel_osc_watch(struct urel_osc_ctx *c)
 				ping[n++].peer = w->t[r].peer;
 			}
 		}
+		/* The word's owner, named by the word itself. */
+		owner = w->lm.word
+				? urel_osc_lw_owner(__atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE))
+				: -1;
+		if (w->lm.head && owner >= 0 && owner < w->size && owner != w->rank &&
+		    n < UREL_OSC_WATCH_PINGS) {
+			ping[n].win = w->id;
+			ping[n++].peer = w->t[owner].peer;
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	urel_osc_send_replies(c, replies);
@@ -598,7 +620,7 @@ int urel_osc_self_unlock(struct urel_win *w, int type)
 	int ret;
 
 	pthread_mutex_lock(&w->ctx->lock);
-	ret = urel_osc_on_unlock(w, w->rank, type, &tail);
+	ret = urel_osc_on_unlock(w, w->rank, type, 0, &tail);
 	pthread_mutex_unlock(&w->ctx->lock);
 	urel_osc_send_replies(w->ctx, replies);
 	return ret;

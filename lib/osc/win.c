@@ -41,6 +41,8 @@ static void urel_osc_unlist(struct urel_win *w)
 static void urel_osc_destroy(struct urel_win *w)
 {
 	urel_osc_unlist(w);
+	urel_mr_dereg(w->word_mr);
+	free(w->lm.word);
 	urel_mr_dereg(w->mr);
 	while (w->regions) {
 		struct urel_osc_region *r = w->regions;
@@ -83,6 +85,28 @@ static size_t urel_osc_env_size(const char *name, size_t dflt)
 	return errno || *end ? dflt : (size_t)n;
 }
 
+/*
+ * The lock word origins swap remotely (lockword.c), alone on its page: a
+ * pinned page shared with other heap data would be pinned for them too.
+ */
+static void urel_osc_word_new(struct urel_win *w, struct urel_group *g)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = page > 0 ? (size_t)page : 4096;
+	void *p = NULL;
+
+	if (posix_memalign(&p, len, len))
+		return;
+	memset(p, 0, len);
+	if (urel_mr_reg(urel_group_ep(g), p, sizeof(uint64_t),
+			UREL_ACCESS_LOCAL_WRITE | UREL_ACCESS_REMOTE_ATOMIC, &w->word_mr)) {
+		w->word_mr = NULL;
+		free(p);
+		return;
+	}
+	w->lm.word = p;
+}
+
 static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
 			    size_t size, unsigned int disp_unit, bool owns_base, uint32_t flags,
 			    struct urel_win **wp)
@@ -103,6 +127,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	w->base = base;
 	w->lm.budget = urel_osc_env_size("UREL_WIN_LOCK_QUEUE_BYTES", UREL_OSC_LOCK_QUEUE_BYTES);
 	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
+	w->fast_locks = urel_osc_env_size("UREL_WIN_FAST_LOCK", 1) != 0;
 	w->len = size;
 	w->owns_base = owns_base;
 	ret = urel_osc_ctx_get(g, &w->ctx);
@@ -131,6 +156,10 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		mine.status = urel_osc_ctx_thread(w->ctx);
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
+	/* Optional: without a lock word (no memory, memlock limit) exclusive locks ask the manager.
+	 */
+	if (!mine.status && !(flags & UREL_WIN_NO_LOCKS))
+		urel_osc_word_new(w, g);
 	/* Peers first: a message may arrive as soon as the window is listed. */
 	for (int r = 0; w->t && r < w->size; r++) {
 		w->t[r].peer = urel_group_peer_handle(w->g, r);
@@ -140,6 +169,8 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	mine.info.size = size;
 	mine.info.rkey = urel_mr_rkey(w->mr);
 	mine.info.disp_unit = disp_unit;
+	mine.info.has_word = w->word_mr != NULL;
+	mine.info.word_rkey = urel_mr_rkey(w->word_mr);
 	if (w->t) {
 		pthread_mutex_lock(&w->ctx->lock);
 		w->next = w->ctx->wins;
@@ -348,6 +379,7 @@ UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
 	st->lock_discarded = __atomic_load_n(&w->ctx->lock_discarded, __ATOMIC_RELAXED);
 	st->acc_waits = __atomic_load_n(&w->ctx->acc_waits, __ATOMIC_RELAXED);
 	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
+	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
 	return 0;
 }
 

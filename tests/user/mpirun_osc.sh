@@ -4,7 +4,7 @@
 # contended case. Usage: mpirun_osc.sh "NP ITERS [VAR=VALUE]" ... (default: 2
 # and 3 ranks, short; VAR=VALUE goes to every rank's environment), then 4 ranks
 # with UREL_WIN_LOCK_QUEUE_BYTES=0 (lazy locks whose queued requests' operations
-# are discarded and sent again), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
+# are discarded and sent again) and UREL_WIN_FAST_LOCK=0 (no lock words), then examples/counter on 3 ranks, then osc_passive on 3 ranks: with the
 # progress thread the target computes while the origins lock and accumulate;
 # without it (UREL_OSC_PROGRESS_THREAD=0, the control) nothing is served meanwhile. Every rank checks; mpirun fails if any rank does, and rank 0 prints
 # the success line only when every rank passed every case.
@@ -15,9 +15,10 @@ export HOME=/tmp OMPI_MCA_plm_rsh_agent=false
 export LSAN_OPTIONS=suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp
 fails=0
 run() {
-	local np=$1 iters=$2 env=${3:-UREL_WIN_LAZY_LOCK=1} out
+	local np=$1 iters=$2 env=${3:-UREL_WIN_LAZY_LOCK=1} out e xs=()
 	echo "mpirun -np $np osc_job $iters ($env)"
-	if ! out=$(timeout 500 mpirun --allow-run-as-root --oversubscribe -x "$env" -np "$np" \
+	for e in $env; do xs+=(-x "$e"); done
+	if ! out=$(timeout 500 mpirun --allow-run-as-root --oversubscribe "${xs[@]}" -np "$np" \
 		"$job" "$iters" 2>&1); then
 		echo "$out"
 		echo "FAIL: mpirun -np $np osc_job $iters"
@@ -35,7 +36,8 @@ for c in "$@"; do
 	# shellcheck disable=SC2086
 	run $c
 done
-run 4 2 UREL_WIN_LOCK_QUEUE_BYTES=0
+# Without lock words (UREL_WIN_FAST_LOCK=0) every exclusive lock queues at the manager too.
+run 4 2 "UREL_WIN_LOCK_QUEUE_BYTES=0 UREL_WIN_FAST_LOCK=0"
 # The example, as a user runs it (built without sanitizers).
 echo "mpirun -np 3 counter 30 7"
 if out=$(timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 \

@@ -6,8 +6,9 @@
 # "rank R: ok" only when its waiting lock, flush and unlock at the dead rank
 # failed with UREL_WIN_ERR_PEER, later operations to it failed at once, and
 # the window still worked among the survivors. A hang hits the timeout: failure.
-# Then tests/user/osc_origin_kill.c: an origin dies holding a lock, and the
-# target's progress thread gives the lock to the origin waiting behind it.
+# Then tests/user/osc_origin_kill.c: an origin dies holding a lock (taken on
+# the target's lock word, then again from its manager), and the target's
+# progress thread gives the lock to the origin waiting behind it.
 set -uo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/osc_kill
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,19 +41,28 @@ grep -q "^rank $((np - 1)): killing myself$" <<<"$out" || { echo "FAIL: the vict
 grep -q "rank $((np - 1)): ok" <<<"$out" && { echo "FAIL: the victim survived"; fails=1; }
 
 # Then an origin dies holding a lock (tests/user/osc_origin_kill.c): the
-# target must take the lock back and grant the next origin.
-log=$(mktemp)
-timeout 300 mpirun --allow-run-as-root --oversubscribe --enable-recovery -x UREL_WIN_LAZY_LOCK=0 \
-	-np 3 "${USNIC_REL_BUILD}/tests/osc_origin_kill" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-out=$(cat "$log")
-rm -f "$log"
-[ "$rc" -eq 124 ] && { echo "FAIL: osc_origin_kill hung (timeout)"; fails=1; }
-for r in 0 1; do
-	grep -q "^rank $r: ok$" <<<"$out" || { echo "FAIL: osc_origin_kill rank $r"; fails=1; }
-done
-grep -q "^rank 0: the lock of the dead rank went to rank 1$" <<<"$out" ||
-	{ echo "FAIL: the dead origin's lock was not reclaimed"; fails=1; }
-grep -q "Sanitizer" <<<"$out" && { echo "FAIL: a sanitizer report"; fails=1; }
+# target must take the lock back and grant the next origin, whether the lock
+# was taken on the target's lock word (the default) or from its manager.
+origin_kill() {
+	local fast=$1 how=$2 log out rc
+	log=$(mktemp)
+	timeout 300 mpirun --allow-run-as-root --oversubscribe --enable-recovery \
+		-x UREL_WIN_LAZY_LOCK=0 -x UREL_WIN_FAST_LOCK="$fast" \
+		-np 3 "${USNIC_REL_BUILD}/tests/osc_origin_kill" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	out=$(cat "$log")
+	rm -f "$log"
+	[ "$rc" -eq 124 ] && { echo "FAIL: osc_origin_kill ($how) hung (timeout)"; fails=1; }
+	for r in 0 1; do
+		grep -q "^rank $r: ok$" <<<"$out" || { echo "FAIL: osc_origin_kill ($how) rank $r"; fails=1; }
+	done
+	grep -q "^rank 2: holding the lock $how$" <<<"$out" ||
+		{ echo "FAIL: osc_origin_kill: the lock was not held $how"; fails=1; }
+	grep -q "^rank 0: the lock of the dead rank went to rank 1$" <<<"$out" ||
+		{ echo "FAIL: the dead origin's lock ($how) was not reclaimed"; fails=1; }
+	grep -q "Sanitizer" <<<"$out" && { echo "FAIL: a sanitizer report"; fails=1; }
+}
+origin_kill 1 "through the word"
+origin_kill 0 "from the manager"
 [ "$fails" -eq 0 ] && echo "mpirun_osc_kill: ok"
 exit "$fails"

@@ -507,13 +507,21 @@ static void test_locks(struct urel_group *g)
  * under UREL_WIN_LOCK_QUEUE_BYTES=0). Counters exact, fetched values a
  * permutation, and the replies seen consistent with the budget.
  */
+/* Exclusive locks may take the target's lock word (UREL_WIN_FAST_LOCK, default on). */
+static bool fast_locks(void)
+{
+	const char *v = getenv("UREL_WIN_FAST_LOCK");
+
+	return !v || strcmp(v, "0");
+}
+
 static void test_lazy(struct urel_group *g)
 {
 	const char *qb = getenv("UREL_WIN_LOCK_QUEUE_BYTES");
 	bool no_budget = qb && !strcmp(qb, "0");
 	uint64_t n = (uint64_t)iters * (uint64_t)nranks, one = 1, v, cmp, old;
 	uint64_t *got = calloc((size_t)iters, 8), *all = calloc((size_t)n, 8);
-	uint64_t counts[3], *allc = calloc((size_t)nranks * 3, 8);
+	uint64_t counts[4], *allc = calloc((size_t)nranks * 4, 8);
 	struct urel_win_stats st0, st;
 	struct urel_win *w;
 	uint64_t *mem;
@@ -558,13 +566,33 @@ static void test_lazy(struct urel_group *g)
 		OK(urel_win_put(w, &v, 8, 0, 8 + (uint64_t)rank));
 		OK(urel_win_unlock(w, 0));
 	}
+	/* Alone (the others wait at the barrier), rank 1 finds rank 0's word free. */
+	OK(urel_group_barrier(g));
+	if (rank == 1) {
+		struct urel_win_stats a, b;
+
+		OK(urel_win_stats(w, &a));
+		OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
+		OK(urel_win_put(w, &one, 8, 0, 4));
+		OK(urel_win_unlock(w, 0));
+		OK(urel_win_stats(w, &b));
+		CHECK(b.lock_fast - a.lock_fast == (fast_locks() ? 1 : 0),
+		      "%llu locks through the word alone",
+		      (unsigned long long)(b.lock_fast - a.lock_fast));
+	}
+	OK(urel_group_barrier(g));
 	OK(urel_win_stats(w, &st));
 	counts[0] = st.lock_piggy - st0.lock_piggy;
 	counts[1] = st.lock_queued - st0.lock_queued;
 	counts[2] = st.lock_discarded - st0.lock_discarded;
+	/* With lock words, exclusive epochs take the word instead: only the shared ones ride. */
 	if (rank != 0)
-		CHECK(counts[0] >= (uint64_t)iters * 4, "only %llu operations piggy-backed",
-		      (unsigned long long)counts[0]);
+		CHECK(counts[0] >= (uint64_t)iters * (fast_locks() ? 2 : 4),
+		      "only %llu operations piggy-backed", (unsigned long long)counts[0]);
+	counts[3] = st.lock_fast - st0.lock_fast;
+	if (!fast_locks())
+		CHECK(!counts[3], "%llu locks through the word, turned off",
+		      (unsigned long long)counts[3]);
 	CHECK(!(no_budget ? counts[1] : counts[2]), "%s replies with a budget of %s",
 	      no_budget ? "LOCK_QUEUED" : "LOCK_DISCARDED", qb ? qb : "default");
 	OK(urel_group_allgather(g, got, (size_t)iters * 8, all));
@@ -572,7 +600,7 @@ static void test_lazy(struct urel_group *g)
 	OK(urel_group_barrier(g));
 	if (rank == 0) {
 		unsigned char *seen = calloc((size_t)n, 1);
-		uint64_t sum[3] = { 0 };
+		uint64_t sum[4] = { 0 };
 
 		for (int c = 0; c < 4; c++)
 			CHECK(mem[c] == n, "lazy counter %d: %llu, want %llu", c,
@@ -587,11 +615,11 @@ static void test_lazy(struct urel_group *g)
 				break;
 			}
 		}
-		for (int r = 0; r < nranks * 3; r++)
-			sum[r % 3] += allc[r];
-		printf("osc_job: lazy: %llu piggy-backed, %llu queued, %llu discarded\n",
+		for (int r = 0; r < nranks * 4; r++)
+			sum[r % 4] += allc[r];
+		printf("osc_job: lazy: %llu piggy-backed, %llu queued, %llu discarded, %llu fast\n",
 		       (unsigned long long)sum[0], (unsigned long long)sum[1],
-		       (unsigned long long)sum[2]);
+		       (unsigned long long)sum[2], (unsigned long long)sum[3]);
 		free(seen);
 	}
 	OK(urel_group_barrier(g));

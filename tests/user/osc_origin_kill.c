@@ -4,7 +4,8 @@
  * dies holding a lock, and the target gives the lock to the next origin
  * instead of keeping it for ever.
  *
- * Three ranks, eager locks. Rank 2 locks rank 0 exclusively, adds 1 to a
+ * Three ranks, eager locks. Rank 2 locks rank 0 exclusively (through rank
+ * 0's lock word unless UREL_WIN_FAST_LOCK=0, and says which), adds 1 to a
  * word there (flushed), tells rank 1 by a message and kills itself. Rank 1
  * then asks for the same lock: rank 0's progress thread pings the holder
  * while rank 1 waits, finds it dead, releases its lock and grants rank 1,
@@ -101,6 +102,11 @@ int main(void)
 		EXPECT(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0), 0);
 		EXPECT(urel_win_accumulate(w, &one, 1, UREL_WIN_INT64, 0, W_ACC, UREL_WIN_SUM), 0);
 		EXPECT(urel_win_flush(w, 0), 0);
+		EXPECT(urel_win_stats(w, &st), 0);
+		/* Through the lock word the target's manager does not know us: the word names us.
+		 */
+		printf("rank 2: holding the lock %s\n",
+		       st.lock_fast ? "through the word" : "from the manager");
 		send_word(g, 1, TAG_HELD);
 		printf("rank 2: killing myself holding rank 0's lock\n");
 		raise(SIGKILL);

@@ -4,7 +4,11 @@
  * shared locks share, exclusive ones exclude, the queue is FIFO, a shared
  * request never overtakes a queued exclusive one, a release grants one
  * exclusive or a run of shared requests; bad releases change nothing. A
- * random run is checked against a model of the same rules.
+ * random run is checked against a model of the same rules. With a lock
+ * word (lib/osc/lockword.c), origins' remote swaps are played here with
+ * the same atomics the kernel uses: the manager never grants while an
+ * origin owns the word, a release the manager waits for always reaches
+ * it, and FIFO order holds across the two paths.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -199,8 +203,217 @@ static void check_random(void)
 	}
 }
 
+/* An origin's remote compare-and-swap, as the target's kernel applies it. */
+static uint64_t remote_cas(uint64_t *word, uint64_t compare, uint64_t swap)
+{
+	__atomic_compare_exchange_n(word, &compare, swap, false, __ATOMIC_SEQ_CST,
+				    __ATOMIC_SEQ_CST);
+	return compare;
+}
+
+#define OWN(r) UREL_OSC_LW_OWNER(r)
+#define W UREL_OSC_LW_WAITERS
+#define M UREL_OSC_LW_MANAGED
+
+static void check_word_take(void)
+{
+	uint64_t word = 0;
+
+	URT_CHECK(urel_osc_lw_take(&word));
+	URT_CHECK_EQ(word, M);
+	URT_CHECK(urel_osc_lw_take(&word)); /* ours already */
+	urel_osc_lw_drop(&word);
+	URT_CHECK_EQ(word, 0);
+	word = OWN(3);
+	URT_CHECK(!urel_osc_lw_take(&word));
+	URT_CHECK_EQ(word, OWN(3) | W);
+	URT_CHECK(!urel_osc_lw_take(&word));
+	URT_CHECK_EQ(word, OWN(3) | W);
+	urel_osc_lw_drop(&word); /* never frees an origin's word */
+	URT_CHECK_EQ(word, OWN(3) | W);
+	/* Once marked, the owner's release cannot succeed: it must tell us. */
+	URT_CHECK_EQ(remote_cas(&word, OWN(3), 0), OWN(3) | W);
+	URT_CHECK(!urel_osc_lw_handoff(&word, 2)); /* not the owner */
+	URT_CHECK(urel_osc_lw_handoff(&word, 3));
+	URT_CHECK_EQ(word, M);
+	URT_CHECK(!urel_osc_lw_handoff(&word, 3)); /* twice */
+	/* A remote swap can never take a word the manager holds. */
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(1)), M);
+	URT_CHECK_EQ(urel_osc_lw_owner(OWN(0) | W), 0);
+	URT_CHECK_EQ(urel_osc_lw_owner(M), -1);
+	URT_CHECK_EQ(urel_osc_lw_owner(0), -1);
+	word = OWN(4);
+	URT_CHECK(!urel_osc_lw_reclaim(&word, 5));
+	URT_CHECK(urel_osc_lw_reclaim(&word, 4));
+	URT_CHECK_EQ(word, M);
+}
+
+static void check_word_fifo(void)
+{
+	uint64_t word = 0;
+	struct urel_osc_lockmgr lm = { .word = &word };
+	struct urel_osc_lockreq *s2 = req(SH, 2), *x3 = req(EX, 3), *s4 = req(SH, 4), *g, *gone;
+
+	/* Origin 1 takes the word: the manager is not involved. */
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(1)), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 0); /* queued, word marked */
+	URT_CHECK_EQ(word, OWN(1) | W);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	/* A second origin's fast attempt fails and queues behind them. */
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(5)), OWN(1) | W);
+	/* Forgetting a waiter grants nothing while origin 1 owns the word. */
+	urel_osc_lock_forget(&lm, 9, &gone, &g);
+	URT_CHECK(!gone && !g && lm.head == s2);
+	/* Origin 1's release finds the mark and tells the manager. */
+	URT_CHECK_EQ(remote_cas(&word, OWN(1), 0), OWN(1) | W);
+	URT_CHECK_EQ(urel_osc_lock_handoff(&lm, 2, &g), -EINVAL); /* not its owner */
+	URT_CHECK(!g && word == (OWN(1) | W));
+	URT_CHECK_EQ(urel_osc_lock_handoff(&lm, 1, &g), 0);
+	URT_CHECK(g == s2 && !s2->next);
+	URT_CHECK_EQ(word, M);
+	URT_CHECK_EQ(lm.type, SH);
+	/* A shared request never overtakes the queued exclusive one. */
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 0);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(g == x3 && !x3->next);
+	URT_CHECK_EQ(word, M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == s4);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && !lm.type && !lm.head);
+	/* All released: the word is free for the fast path again. */
+	URT_CHECK_EQ(word, 0);
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(5)), 0);
+	/* Owner released before the request arrived: granted at once through the word. */
+	URT_CHECK_EQ(remote_cas(&word, OWN(5), 0), OWN(5));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 1);
+	URT_CHECK_EQ(word, M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK_EQ(word, 0);
+	free(s2);
+	free(x3);
+	free(s4);
+}
+
+static void check_word_reclaim(void)
+{
+	uint64_t word = OWN(6);
+	struct urel_osc_lockmgr lm = { .word = &word };
+	struct urel_osc_lockreq *x2 = req(EX, 2), *s3 = req(SH, 3), *g, *gone;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x2), 0);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s3), 0);
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 5, &g), 0); /* 5 holds nothing */
+	URT_CHECK(!g && word == (OWN(6) | W));
+	/* The holder died: the word comes back and the head is granted. */
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 6, &g), 1);
+	URT_CHECK(g == x2 && word == M && lm.type == EX);
+	/* Its late release (a false death) fails and changes nothing. */
+	URT_CHECK_EQ(remote_cas(&word, OWN(6), 0), M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == s3);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK_EQ(word, 0);
+	/* A dead owner nobody waits for: reclaimed to free. */
+	word = OWN(7);
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 7, &g), 1);
+	URT_CHECK(!g && word == 0);
+	/* Waiters that all went: the owner's release still reaches the manager, which frees it. */
+	word = OWN(8);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x2), 0);
+	urel_osc_lock_forget(&lm, 2, &gone, &g);
+	URT_CHECK(gone == x2 && !g && word == (OWN(8) | W));
+	URT_CHECK_EQ(urel_osc_lock_handoff(&lm, 8, &g), 0);
+	URT_CHECK(!g && word == 0);
+	free(x2);
+	free(s3);
+}
+
+/*
+ * Random mix of fast owners and manager requests: the word and the
+ * manager always agree (a grant of the manager <=> MANAGED, an owner =>
+ * nothing granted by it, a queue => the word is not free).
+ */
+static void check_word_random(void)
+{
+	uint64_t word = 0;
+	struct urel_osc_lockmgr lm = { .word = &word };
+	unsigned int seed = 777, fast_grants = 0, mgr_grants = 0, handoffs = 0;
+	int held_sh = 0, held_ex = 0, owner = -1;
+
+	for (int step = 0; step < 100000 && !urt_failures; step++) {
+		unsigned int roll;
+		struct urel_osc_lockreq *g = NULL;
+
+		seed = seed * 1103515245 + 12345;
+		roll = (seed >> 16) % 8;
+		if (roll < 2 && owner < 0) {
+			if (remote_cas(&word, 0, OWN(step % 1000)) == 0) {
+				owner = step % 1000;
+				fast_grants++;
+			}
+		} else if (roll < 4 && owner >= 0) {
+			uint64_t old = remote_cas(&word, OWN(owner), 0);
+
+			if (old != OWN(owner)) {
+				URT_CHECK_EQ(old, OWN(owner) | W);
+				URT_CHECK_EQ(urel_osc_lock_handoff(&lm, owner, &g), 0);
+				handoffs++;
+			}
+			owner = -1;
+		} else if (roll < 5 && lm.queued < 64) {
+			struct urel_osc_lockreq *r = req((seed >> 20) % 3 ? SH : EX, step);
+			int ret = urel_osc_lock_acquire(&lm, r);
+
+			if (ret == 1) {
+				held_sh += r->type == SH;
+				held_ex += r->type == EX;
+				mgr_grants++;
+				free(r);
+			}
+		} else if (held_sh || held_ex) {
+			int type = held_ex ? EX : SH;
+
+			URT_CHECK_EQ(urel_osc_lock_release(&lm, type, &g), 0);
+			held_ex -= type == EX;
+			held_sh -= type == SH;
+		}
+		while (g) {
+			struct urel_osc_lockreq *next = g->next;
+
+			held_sh += g->type == SH;
+			held_ex += g->type == EX;
+			mgr_grants++;
+			free(g);
+			g = next;
+		}
+		URT_CHECK(held_ex <= 1 && !(held_ex && held_sh));
+		URT_CHECK_EQ(lm.type != 0, held_ex || held_sh);
+		if (lm.type)
+			URT_CHECK_EQ(word, M);
+		if (owner >= 0)
+			URT_CHECK(!lm.type && (word & ~W) == OWN(owner));
+		if (lm.head)
+			URT_CHECK(word != 0);
+		if (!lm.type && owner < 0)
+			URT_CHECK(!lm.head && word == 0); /* nothing held: nobody waits */
+	}
+	/* Both paths and the hand-over between them were exercised. */
+	URT_CHECK(fast_grants > 100 && mgr_grants > 1000 && handoffs > 10);
+	while (lm.head) {
+		struct urel_osc_lockreq *r = lm.head;
+
+		lm.head = r->next;
+		free(r);
+	}
+}
+
 int main(void)
 {
+	check_word_take();
+	check_word_fifo();
+	check_word_reclaim();
+	check_word_random();
 	check_forget();
 	check_rules();
 	check_random();
