@@ -72,6 +72,9 @@ int urel_fi_note_open(struct urel_fi_ep *ep)
 	if (ep->note_len > a.eager_max) {
 		ep->note_len = UREL_FI_NOTE_PAYLOAD;
 		ep->note_after_put = true;
+		UREL_FI_INFO(FI_LOG_EP_CTRL,
+			     "eager limit %u: notices of writes with CQ data wait for their puts\n",
+			     a.eager_max);
 	}
 	if (!(ep->caps & FI_REMOTE_WRITE))
 		return 0;

@@ -90,6 +90,7 @@ static long usnic_rel_ioctl_create_ep(struct usnic_rel_ctx *ctx,
 				      void __user *uarg)
 {
 	struct usnic_rel_create_ep arg;
+	struct usnic_rel_ep *ep = NULL;
 	int usize, ret;
 
 	usize = usnic_rel_copy_in(&arg, sizeof(arg),
@@ -103,9 +104,11 @@ static long usnic_rel_ioctl_create_ep(struct usnic_rel_ctx *ctx,
 		ret = usnic_rel_copy_out(uarg, &arg, sizeof(arg), usize);
 		/* The caller cannot learn the id: do not leave it behind. */
 		if (ret)
-			usnic_rel_ep_destroy(ctx, arg.ep_id);
+			ep = usnic_rel_ep_unlist(ctx, arg.ep_id);
 	}
 	mutex_unlock(&ctx->lock);
+	if (ep)
+		usnic_rel_ep_teardown(ep);
 	return ret;
 }
 
@@ -113,7 +116,8 @@ static long usnic_rel_ioctl_destroy_ep(struct usnic_rel_ctx *ctx,
 				       void __user *uarg)
 {
 	struct usnic_rel_destroy_ep arg;
-	int usize, ret;
+	struct usnic_rel_ep *ep;
+	int usize;
 
 	usize = usnic_rel_copy_in(&arg, sizeof(arg),
 				  offsetofend(struct usnic_rel_destroy_ep, ep_id),
@@ -123,9 +127,13 @@ static long usnic_rel_ioctl_destroy_ep(struct usnic_rel_ctx *ctx,
 	if (arg.flags || arg.reserved)
 		return -EINVAL;
 	mutex_lock(&ctx->lock);
-	ret = usnic_rel_ep_destroy(ctx, arg.ep_id);
+	ep = usnic_rel_ep_unlist(ctx, arg.ep_id);
 	mutex_unlock(&ctx->lock);
-	return ret;
+	if (!ep)
+		return -EINVAL;
+	/* Waits for a grace period: other ioctls of the context go on. */
+	usnic_rel_ep_teardown(ep);
+	return 0;
 }
 
 static long usnic_rel_ioctl_av_insert(struct usnic_rel_ctx *ctx,

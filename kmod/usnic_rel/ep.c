@@ -225,6 +225,9 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	/* Each endpoint is a socket: as many as the caller may open files. */
 	if (ctx->nr_eps >= rlimit(RLIMIT_NOFILE))
 		return -EMFILE;
+	/* What xa_alloc() would refuse, refused before there is a socket. */
+	if (ctx->nr_eps >= USNIC_REL_MAX_EPS)
+		return -EBUSY;
 
 	/* Limits first: past them nothing is allocated. */
 	ret = usnic_rel_user_get_ep(current_uid(), &user);
@@ -301,17 +304,20 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	return 0;
 
 err_close:
+	/* Rare (no memory): the only grace period waited under ctx->lock. */
 	usnic_rel_socket_close(ep);
+	synchronize_rcu();
 err_put:
 	usnic_rel_ep_put(ep);
 	return ret;
 }
 
-/* Stop traffic and drop the context's reference; mappings keep the rings. */
-static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
+/*
+ * Stop traffic and detach the socket. Once a grace period has passed, no
+ * receiver runs for @ep any more (usnic_rel_socket_close()).
+ */
+static void usnic_rel_ep_stop(struct usnic_rel_ep *ep)
 {
-	int i;
-
 	mutex_lock(&ep->tx_lock);
 	usnic_rel_send_final_acks(ep);
 	ep->dead = true;
@@ -319,6 +325,13 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	mutex_unlock(&ep->tx_lock);
 	usnic_rel_send_stop(ep);
 	usnic_rel_socket_close(ep);
+}
+
+/* After that grace period: drop the context's reference; mappings keep the rings. */
+static void usnic_rel_ep_finish(struct usnic_rel_ep *ep)
+{
+	int i;
+
 	usnic_rel_debugfs_ep_remove(ep);
 	usnic_rel_av_destroy(ep);
 	/* Dead: it would not run again, but it may be waiting to. */
@@ -330,27 +343,42 @@ static void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
 	usnic_rel_ep_put(ep);
 }
 
-/* Caller holds ctx->lock. */
-int usnic_rel_ep_destroy(struct usnic_rel_ctx *ctx, u32 ep_id)
+/*
+ * Caller holds ctx->lock: take @ep_id out of the context, so that no other
+ * ioctl finds it, and return it for usnic_rel_ep_teardown(), which the
+ * caller runs after dropping the lock (it waits for a grace period).
+ */
+struct usnic_rel_ep *usnic_rel_ep_unlist(struct usnic_rel_ctx *ctx, u32 ep_id)
 {
 	struct usnic_rel_ep *ep = xa_erase(&ctx->eps, ep_id);
 
-	if (!ep)
-		return -EINVAL;
-	ctx->nr_eps--;
-	usnic_rel_ep_teardown(ep);
-	return 0;
+	if (ep)
+		ctx->nr_eps--;
+	return ep;
 }
 
+void usnic_rel_ep_teardown(struct usnic_rel_ep *ep)
+{
+	usnic_rel_ep_stop(ep);
+	synchronize_rcu();
+	usnic_rel_ep_finish(ep);
+}
+
+/* The file is closed: one grace period for all its endpoints. */
 void usnic_rel_ep_destroy_all(struct usnic_rel_ctx *ctx)
 {
 	struct usnic_rel_ep *ep;
 	unsigned long id;
 
+	if (xa_empty(&ctx->eps))
+		return;
+	xa_for_each(&ctx->eps, id, ep)
+		usnic_rel_ep_stop(ep);
+	synchronize_rcu();
 	xa_for_each(&ctx->eps, id, ep) {
 		xa_erase(&ctx->eps, id);
 		ctx->nr_eps--;
-		usnic_rel_ep_teardown(ep);
+		usnic_rel_ep_finish(ep);
 	}
 	xa_destroy(&ctx->eps);
 }

@@ -7,6 +7,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/log2.h>
+#include <linux/rcupdate.h>
 #include <linux/workqueue.h>
 
 #include "usnic_rel.h"
@@ -177,6 +178,8 @@ static void __exit usnic_rel_exit(void)
 {
 	usnic_rel_chardev_exit();
 	usnic_rel_debugfs_exit();
+	/* Removed peers wait for a grace period before their work is queued. */
+	rcu_barrier();
 	/* Drains registrations whose last user was the receive path. */
 	destroy_workqueue(usnic_rel_wq);
 	usnic_rel_peer_cache_exit();

@@ -30,7 +30,10 @@ int usnic_rel_peer_cache_init(void)
 	return usnic_rel_peer_cache ? 0 : -ENOMEM;
 }
 
-/* After every endpoint, so every peer, is gone. */
+/*
+ * After every endpoint, so every peer, is gone, and the work that frees
+ * removed peers has run (usnic_rel_exit() drains usnic_rel_wq).
+ */
 void usnic_rel_peer_cache_exit(void)
 {
 	kmem_cache_destroy(usnic_rel_peer_cache);
@@ -39,6 +42,14 @@ void usnic_rel_peer_cache_exit(void)
 static void usnic_rel_peer_free(struct usnic_rel_peer *peer)
 {
 	kmem_cache_free(usnic_rel_peer_cache, peer);
+}
+
+/* What hangs off a peer (windows, cached route), then the peer. */
+static void usnic_rel_peer_release(struct usnic_rel_peer *peer)
+{
+	usnic_rel_conn_free(peer);
+	usnic_rel_xmit_peer_free(peer);
+	usnic_rel_peer_free(peer);
 }
 
 static u32 usnic_rel_peer_hash_v4(__be32 addr, __be16 port)
@@ -155,33 +166,50 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	return 0;
 
 err_free:
-	usnic_rel_conn_free(peer);
-	usnic_rel_xmit_peer_free(peer);
-	usnic_rel_peer_free(peer);
+	usnic_rel_peer_release(peer);
 	return ret;
 }
 
 /*
+ * After a grace period: no receiver is left that found the peer by address,
+ * nor a reader of debugfs. Process context, for what the windows free.
+ */
+static void usnic_rel_peer_free_work(struct work_struct *work)
+{
+	struct usnic_rel_peer *peer = container_of(to_rcu_work(work),
+						   struct usnic_rel_peer,
+						   free_work);
+	struct usnic_rel_ep *ep = peer->ep;
+
+	usnic_rel_peer_release(peer);
+	usnic_rel_ep_put(ep);
+}
+
+/*
  * Stop a peer that is no longer reachable through the AV. With @live, the
- * endpoint still runs: wait for senders (tx_lock) and receivers (RCU) to let
- * go, and complete what was outstanding to the peer with -ECANCELED.
+ * endpoint still runs: wait for senders (tx_lock) to let go and complete
+ * what was outstanding to the peer with -ECANCELED; receivers still under
+ * RCU take conn->lock, see REMOVED and leave, so the peer is freed after a
+ * grace period without waiting for one here, under ctx->lock. The endpoint
+ * stays until then: its reference is the last to go.
  */
 static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 				   struct usnic_rel_peer *peer, bool live)
 {
 	usnic_rel_conn_shutdown(peer);
-	if (live) {
-		mutex_lock(&ep->tx_lock);
-		mutex_unlock(&ep->tx_lock);
-		synchronize_rcu();
-		spin_lock_bh(&peer->conn.lock);
-		usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
-		usnic_rel_send_parked_cancel(ep, peer, -ECANCELED);
-		spin_unlock_bh(&peer->conn.lock);
+	if (!live) {
+		usnic_rel_peer_release(peer);
+		return;
 	}
-	usnic_rel_conn_free(peer);
-	usnic_rel_xmit_peer_free(peer);
-	usnic_rel_peer_free(peer);
+	mutex_lock(&ep->tx_lock);
+	mutex_unlock(&ep->tx_lock);
+	spin_lock_bh(&peer->conn.lock);
+	usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
+	usnic_rel_send_parked_cancel(ep, peer, -ECANCELED);
+	spin_unlock_bh(&peer->conn.lock);
+	kref_get(&ep->ref);
+	INIT_RCU_WORK(&peer->free_work, usnic_rel_peer_free_work);
+	queue_rcu_work(usnic_rel_wq, &peer->free_work);
 }
 
 /* Caller holds ctx->lock; senders and receivers may still see @peer under RCU. */

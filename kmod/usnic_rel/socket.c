@@ -87,9 +87,10 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 }
 
 /*
- * Detach and release the socket. Once this returns, usnic_rel_udp_recv()
- * runs no more for @ep: it is only entered under RCU through sk_user_data,
- * which is cleared before the grace period we wait for.
+ * Detach and release the socket. After the next grace period, which the
+ * caller waits for (one for many endpoints, not under ctx->lock),
+ * usnic_rel_udp_recv() runs no more for @ep: it is only entered under RCU
+ * through sk_user_data, which is cleared here.
  */
 void usnic_rel_socket_close(struct usnic_rel_ep *ep)
 {
@@ -97,7 +98,6 @@ void usnic_rel_socket_close(struct usnic_rel_ep *ep)
 		return;
 	udp_tunnel_sock_release(ep->sock);
 	ep->sock = NULL;
-	synchronize_rcu();
 }
 
 /* MTU of the netdev owning @addr; a wildcard or unknown address gets Ethernet's. */

@@ -10,8 +10,10 @@
  * mmap of one of its regions holds a reference too, so its rings outlive
  * DESTROY_EP until munmap. The receive path (encap_rcv, softirq) finds the
  * endpoint through sk_user_data under RCU; destroy clears it, releases the
- * socket and waits for a grace period before dropping its reference.
- * Peers are read under RCU on the receive path and freed with kfree_rcu.
+ * socket and waits for a grace period before dropping its reference, with
+ * ctx->lock dropped (one grace period for all when the file closes).
+ * Peers are read under RCU on the receive path; AV_REMOVE frees one after a
+ * grace period from a work item (peer.c), never waiting for it.
  */
 #ifndef _USNIC_REL_H
 #define _USNIC_REL_H
@@ -161,6 +163,7 @@ struct usnic_rel_peer {
 	union usnic_rel_sockaddr addr;
 	struct dst_cache dst_cache;	/* route to @addr (xmit.c, tx_lock) */
 	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
+	struct rcu_work free_work;	/* AV_REMOVE frees it after a grace period */
 	struct usnic_rel_conn conn;
 };
 
@@ -294,7 +297,8 @@ void usnic_rel_debugfs_ep_remove(struct usnic_rel_ep *ep);
 /* ep.c */
 int usnic_rel_ep_create(struct usnic_rel_ctx *ctx,
 			struct usnic_rel_create_ep *arg);
-int usnic_rel_ep_destroy(struct usnic_rel_ctx *ctx, u32 ep_id);
+struct usnic_rel_ep *usnic_rel_ep_unlist(struct usnic_rel_ctx *ctx, u32 ep_id);
+void usnic_rel_ep_teardown(struct usnic_rel_ep *ep);
 void usnic_rel_ep_destroy_all(struct usnic_rel_ctx *ctx);
 struct usnic_rel_ep *usnic_rel_ep_get(struct usnic_rel_ctx *ctx, u32 ep_id);
 void usnic_rel_ep_put(struct usnic_rel_ep *ep);

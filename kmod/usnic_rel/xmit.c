@@ -47,11 +47,20 @@ void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer)
 	dst_cache_destroy(&peer->dst_cache);
 }
 
+/* Bytes of each datagram on the wire but the IP header. */
+static unsigned int usnic_rel_xmit_datagram(const struct sk_buff *skb)
+{
+	return (skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len) +
+	       sizeof(struct udphdr);
+}
+
 /*
  * Make sure the route's device finds room for its link header, and point
  * a GSO skb's checksum at the UDP header the tunnel helper will push: the
  * segmentation wants it there and the helper only fills the pseudo-header
- * sum. An IPsec path does not take UDP GSO (as UDP refuses it): -EIO.
+ * sum. An IPsec path does not take UDP GSO (as UDP refuses it): -EIO;
+ * nor a route whose MTU is below a segment (UDP's check: segments are
+ * never fragmented): -EINVAL.
  */
 static int usnic_rel_xmit_prepare(struct sk_buff *skb,
 				  const struct dst_entry *dst, size_t ip_len)
@@ -64,17 +73,12 @@ static int usnic_rel_xmit_prepare(struct sk_buff *skb,
 		return ret;
 	if (dst_xfrm(dst))
 		return -EIO;
+	if (usnic_rel_xmit_datagram(skb) + ip_len > dst_mtu(dst))
+		return -EINVAL;
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
 	skb->csum_offset = offsetof(struct udphdr, check);
 	return 0;
-}
-
-/* Bytes of each datagram on the wire but the IP header. */
-static unsigned int usnic_rel_xmit_datagram(const struct sk_buff *skb)
-{
-	return (skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len) +
-	       sizeof(struct udphdr);
 }
 
 /* Caller disabled BH (the cache is per CPU). Consumes @skb. */

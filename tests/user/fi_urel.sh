@@ -102,6 +102,22 @@ wait $pid || fail "fi_rma_check (server)"
 cat "$tmp/rma_server"
 echo "fi_rma_check -l 10.78.0.1 47710"
 ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
+# With the eager limit no longer than the tiny one (both 128 B), no notice can
+# ride the data channel: it waits for the puts to complete instead; the
+# target's checks are the same.
+echo "fi_rma_check, writes with CQ data only, UREL_MSG_TINY_MAX=UREL_MSG_EAGER_MAX=128"
+FI_LOG_LEVEL=info FI_LOG_PROV=urel UREL_MSG_TINY_MAX=128 UREL_MSG_EAGER_MAX=128 WD_ONLY=1 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47730 10.78.0.2 47731 >"$tmp/wd_server" 2>&1 &
+pid=$!
+for i in $(seq 100); do
+	ip netns exec urA ss -Hlun 'sport = :47730' | grep -q . && break
+	sleep 0.3
+done
+UREL_MSG_TINY_MAX=128 UREL_MSG_EAGER_MAX=128 WD_ONLY=1 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47731 10.78.0.1 47730 ||
+	fail "fi_rma_check writes with CQ data after the puts (client)"
+wait $pid || fail "fi_rma_check writes with CQ data after the puts (server)"
+grep -v '^libfabric:' "$tmp/wd_server"
+grep -q 'notices of writes with CQ data wait for their puts' "$tmp/wd_server" ||
+	fail "the notices did not wait for their puts"
 # Writes with CQ data again over a lossy link both ways: a lost piece of a
 # write is sent again later, so a notice that did not queue behind its write
 # (another channel, or posted before the last piece) would reach the target
@@ -111,16 +127,18 @@ for v in "urA vethA" "urB vethB"; do
 	ip netns exec "$1" tc qdisc add dev "$2" root netem loss 10% delay 1ms
 done
 echo "fi_rma_check, writes with CQ data only, netem loss 10% both ways"
-WD_ONLY=3 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47720 10.78.0.2 47721 >"$tmp/wd_server" 2>&1 &
-pid=$!
+# The client's endpoint first: the server's first message (the key) then finds
+# it, instead of being resent at a closed port while a loaded VM starts it.
+WD_ONLY=3 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47721 10.78.0.1 47720 >"$tmp/wd_client" 2>&1 &
+cpid=$!
 for i in $(seq 100); do
-	ip netns exec urA ss -Hlun 'sport = :47720' | grep -q . && break
+	ip netns exec urB ss -Hlun 'sport = :47721' | grep -q . && break
 	sleep 0.3
 done
-WD_ONLY=3 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47721 10.78.0.1 47720 ||
-	fail "fi_rma_check writes with CQ data under loss (client)"
-wait $pid || fail "fi_rma_check writes with CQ data under loss (server)"
-cat "$tmp/wd_server"
+WD_ONLY=3 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47720 10.78.0.2 47721 ||
+	fail "fi_rma_check writes with CQ data under loss (server)"
+wait $cpid || fail "fi_rma_check writes with CQ data under loss (client)"
+cat "$tmp/wd_client"
 rm -rf "$tmp"
 [ "$fails" -eq 0 ] && echo "fi_urel: ok"
 exit "$fails"
