@@ -139,6 +139,34 @@ int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 }
 
 /*
+ * Write the payload of @pkt, a PUT still in @skb, to the registration at
+ * @offset: as usnic_rel_mr_copy() to it, but straight from the skb's pages,
+ * whatever their layout, so that the payload is copied only once.
+ */
+int usnic_rel_mr_write_pkt(struct usnic_rel_mr *mr, u64 offset,
+			   const struct sk_buff *skb,
+			   const struct usnic_rel_pkt *pkt)
+{
+	u64 pos = offset_in_page(mr->addr) + offset;
+	u32 done, n;
+
+	if (!usnic_rel_mr_access_begin(&mr->access_cnt))
+		return -ENOKEY;
+	for (done = 0; done < pkt->payload_len; done += n, pos += n) {
+		struct page *page = mr->pages[pos >> PAGE_SHIFT];
+		void *p = kmap_local_page(page);
+
+		n = min_t(u32, pkt->payload_len - done,
+			  PAGE_SIZE - offset_in_page(pos));
+		usnic_rel_rx_copy(skb, pkt, done, p + offset_in_page(pos), n);
+		flush_dcache_page(page);
+		kunmap_local(p);
+	}
+	usnic_rel_mr_access_done(mr);
+	return 0;
+}
+
+/*
  * Run one atomic on the operand at @offset (checked against mr->length by the
  * caller), atomically against the owner's CPU accesses and other atomics.
  * Returns 0 with the value before in @old, -EINVAL when the operand's

@@ -184,7 +184,8 @@ static void usnic_rel_rdma_complete(struct usnic_rel_ep *ep,
 /* A response from the target: it answers the oldest op of its channel. */
 static void usnic_rel_rdma_rx_response(struct usnic_rel_ep *ep,
 				       struct usnic_rel_chan_conn *c,
-				       const struct usnic_rel_pkt *pkt)
+				       const struct usnic_rel_pkt *pkt,
+				       const struct sk_buff *skb)
 {
 	struct usnic_rel_rdma_op *op;
 
@@ -199,8 +200,9 @@ static void usnic_rel_rdma_rx_response(struct usnic_rel_ep *ep,
 		    op->received != pkt->get_resp.frag_offset)
 			goto forged;
 		/* staging_off + len was checked against the staging size. */
-		memcpy(ep->staging + op->staging_off + op->received,
-		       pkt->payload, pkt->payload_len);
+		usnic_rel_rx_copy(skb, pkt, 0,
+				  ep->staging + op->staging_off + op->received,
+				  pkt->payload_len);
 		op->received += pkt->payload_len;
 		if (op->received == op->len)
 			usnic_rel_rdma_complete(ep, op, 0);
@@ -332,7 +334,8 @@ int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
 static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 				 struct usnic_rel_peer *peer,
 				 struct usnic_rel_chan_conn *c,
-				 const struct usnic_rel_pkt *pkt)
+				 const struct usnic_rel_pkt *pkt,
+				 const struct sk_buff *skb)
 {
 	struct usnic_rel_rx_put *put = &c->put;
 	struct usnic_rel_rdma_resp *r = NULL;
@@ -375,8 +378,7 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 			goto busy;
 	}
 	/* Deregistered since the lookup: as if it were gone already. */
-	if (mr && usnic_rel_mr_copy(mr, pkt->put.offset, (void *)pkt->payload,
-				    pkt->payload_len, true)) {
+	if (mr && usnic_rel_mr_write_pkt(mr, pkt->put.offset, skb, pkt)) {
 		st = USNIC_REL_ST_BAD_RKEY;
 		if (!r)
 			r = usnic_rel_rdma_resp_alloc(ep, c);
@@ -480,7 +482,7 @@ static int usnic_rel_rdma_rx_atomic(struct usnic_rel_ep *ep,
  * Caller holds conn->lock.
  */
 int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-		      const struct usnic_rel_pkt *pkt)
+		      const struct usnic_rel_pkt *pkt, const struct sk_buff *skb)
 {
 	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
 
@@ -493,13 +495,13 @@ int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	}
 	switch (pkt->type) {
 	case USNIC_REL_PKT_PUT:
-		return usnic_rel_rdma_rx_put(ep, peer, c, pkt);
+		return usnic_rel_rdma_rx_put(ep, peer, c, pkt, skb);
 	case USNIC_REL_PKT_GET_REQ:
 		return usnic_rel_rdma_rx_get(ep, peer, c, pkt);
 	case USNIC_REL_PKT_ATOMIC_REQ:
 		return usnic_rel_rdma_rx_atomic(ep, peer, c, pkt);
 	default:
-		usnic_rel_rdma_rx_response(ep, c, pkt);
+		usnic_rel_rdma_rx_response(ep, c, pkt, skb);
 		return 0;
 	}
 }

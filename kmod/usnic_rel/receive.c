@@ -9,6 +9,12 @@
  * nothing unless it proves itself), ACKs must acknowledge what was sent,
  * and fragments must continue the message they claim to belong to.
  *
+ * Only the headers of a datagram are made linear: a payload stays in the
+ * skb's pages and is copied once, by skb_copy_bits(), to where it goes (a
+ * receive buffer, a registration's pages, the staging area). The UDP stack
+ * verified the checksum before calling us (udp_queue_rcv_one_skb()), unless
+ * the sender left it out, which only IPv4 allows and we refuse.
+ *
  * Packets are delivered in order per (peer, channel): one that arrives early
  * is held until the gap before it fills. A message's fragments are copied
  * straight into the receive buffer taken for its first fragment; its
@@ -35,6 +41,12 @@
  * that would be held is dropped unacknowledged and comes again later.
  */
 #define USNIC_REL_RX_HOLD_MAX	(32UL << 20)
+
+/*
+ * A message whole in one packet at most this long is copied under rx_lock,
+ * saving the lock's second round trip: the copy costs about as much.
+ */
+#define USNIC_REL_RX_SHORT_MAX	256
 
 struct usnic_rel_skb_cb {
 	struct usnic_rel_ep *ep;
@@ -84,6 +96,45 @@ static struct usnic_rel_peer *usnic_rel_rx_peer(struct usnic_rel_ep *ep,
 	if (ep->family == AF_INET)
 		return usnic_rel_peer_lookup_v4(ep, ip_hdr(skb)->saddr, sport);
 	return usnic_rel_peer_lookup_v6(ep, &ipv6_hdr(skb)->saddr, sport);
+}
+
+/*
+ * Parse @skb's headers, pulling only them into its linear part
+ * (usnic_rel_wire_head_len()). skb->data is the UDP header, and the stack
+ * trimmed the skb to the UDP length. The pull is a no-op for held skbs,
+ * parsed once already.
+ */
+static enum usnic_rel_drop_reason usnic_rel_rx_parse(struct sk_buff *skb,
+						     struct usnic_rel_pkt *pkt)
+{
+	size_t len = skb->len - sizeof(struct udphdr);
+	size_t head = min(len, sizeof(struct usnic_rel_hdr));
+
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) + head))
+		return USNIC_REL_DROP_NO_MEMORY;
+	head = usnic_rel_wire_head_len(skb->data + sizeof(struct udphdr), len);
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) + head))
+		return USNIC_REL_DROP_NO_MEMORY;
+	return usnic_rel_wire_parse(skb->data + sizeof(struct udphdr), len, pkt);
+}
+
+/**
+ * usnic_rel_rx_copy() - copy part of a received payload out of its skb
+ * @skb: the datagram @pkt was parsed from
+ * @pkt: its headers
+ * @off: where to start, from the start of the payload
+ * @to: where to copy
+ * @len: bytes; @off + @len is within pkt->payload_len
+ *
+ * Straight from the skb's pages, whatever its layout: the only copy.
+ */
+void usnic_rel_rx_copy(const struct sk_buff *skb,
+		       const struct usnic_rel_pkt *pkt, u32 off, void *to,
+		       u32 len)
+{
+	/* The parser checked that the payload is all in the datagram. */
+	WARN_ON_ONCE(skb_copy_bits(skb, sizeof(struct udphdr) +
+				   pkt->payload_off + off, to, len));
 }
 
 /*
@@ -183,6 +234,54 @@ static int usnic_rel_rx_take_buf(struct usnic_rel_ep *ep, u32 *idx)
 }
 
 /*
+ * A message is in: count it, wake its reader. Caller posted its CQE. A
+ * reader that polls the CQ and never sleeps costs no wait queue lock, which
+ * all endpoints of the file share: the full barrier orders the CQE's tail
+ * store before the look at the queue, against the one after poll_wait() in
+ * usnic_rel_poll(), so either we see the sleeper or it sees the tail.
+ */
+static void usnic_rel_rx_posted(struct usnic_rel_ep *ep)
+{
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, 1);
+	if (wq_has_sleeper(&ep->ctx->wq))
+		wake_up_interruptible(&ep->ctx->wq);
+}
+
+/*
+ * A short message whole in @pkt: its buffer is taken, filled and its CQE
+ * posted in one hold of rx_lock. Returns 0 or -ENOBUFS. Caller holds
+ * conn->lock.
+ */
+static int usnic_rel_rx_short(struct usnic_rel_ep *ep,
+			      struct usnic_rel_peer *peer,
+			      const struct usnic_rel_pkt *pkt,
+			      const struct sk_buff *skb)
+{
+	struct usnic_rel_cqe cqe = {
+		.imm = pkt->data.imm,
+		.len = pkt->data.msg_len,
+		.peer = peer->handle,
+		.opcode = USNIC_REL_OP_RECV,
+		.channel = pkt->channel,
+	};
+	int ret;
+
+	spin_lock(&ep->rx_lock);
+	ret = usnic_rel_rx_take_buf(ep, &cqe.buf);
+	if (!ret) {
+		usnic_rel_rx_copy(skb, pkt, 0, ep->rx_bufs +
+				  (size_t)cqe.buf * ep->rx_buf_size,
+				  pkt->payload_len);
+		ep->cq_reserved--;
+		usnic_rel_cq_post(ep, &cqe);
+	}
+	spin_unlock(&ep->rx_lock);
+	if (!ret)
+		usnic_rel_rx_posted(ep);
+	return ret;
+}
+
+/*
  * The first fragment of a message longer than our buffers: it is never
  * delivered, but taken (and acknowledged) once the sender is told, with a
  * TOO_BIG status that fails its send; the other fragments are dropped as
@@ -216,7 +315,8 @@ static int usnic_rel_rx_refuse(struct usnic_rel_ep *ep,
  * Caller holds conn->lock.
  */
 static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-			     const struct usnic_rel_pkt *pkt)
+			     const struct usnic_rel_pkt *pkt,
+			     const struct sk_buff *skb)
 {
 	struct usnic_rel_rx_msg *m = &peer->conn.chan[pkt->channel].msg;
 	struct usnic_rel_cqe cqe = {};
@@ -236,6 +336,9 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		m->refused = false;
 		if (pkt->data.msg_len > ep->rx_buf_size)
 			return usnic_rel_rx_refuse(ep, peer, pkt);
+		if (pkt->payload_len == pkt->data.msg_len &&
+		    pkt->payload_len <= USNIC_REL_RX_SHORT_MAX)
+			return usnic_rel_rx_short(ep, peer, pkt, skb);
 		spin_lock(&ep->rx_lock);
 		ret = usnic_rel_rx_take_buf(ep, &m->buf);
 		spin_unlock(&ep->rx_lock);
@@ -260,8 +363,9 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
 		return 0;
 	}
-	memcpy(ep->rx_bufs + (size_t)m->buf * ep->rx_buf_size + m->received,
-	       pkt->payload, pkt->payload_len);
+	usnic_rel_rx_copy(skb, pkt, 0,
+			  ep->rx_bufs + (size_t)m->buf * ep->rx_buf_size +
+			  m->received, pkt->payload_len);
 	m->received += pkt->payload_len;
 	if (m->received < m->msg_len)
 		return 0;
@@ -274,8 +378,7 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	cqe.channel = pkt->channel;
 	m->active = false;
 	usnic_rel_cq_post_reserved(ep, &cqe);
-	usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, 1);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_rx_posted(ep);
 	return 0;
 }
 
@@ -286,11 +389,12 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
  */
 static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep,
 				struct usnic_rel_peer *peer,
-				const struct usnic_rel_pkt *pkt)
+				const struct usnic_rel_pkt *pkt,
+				const struct sk_buff *skb)
 {
 	if (pkt->type == USNIC_REL_PKT_DATA)
-		return usnic_rel_rx_data(ep, peer, pkt);
-	return usnic_rel_rdma_rx(ep, peer, pkt);
+		return usnic_rel_rx_data(ep, peer, pkt, skb);
+	return usnic_rel_rdma_rx(ep, peer, pkt, skb);
 }
 
 /* A packet could not be delivered now: say what it waits for. */
@@ -301,17 +405,19 @@ static void usnic_rel_rx_wait(struct usnic_rel_ep *ep,
 		usnic_rel_rx_need_buffers(ep, peer);
 }
 
-/* The same for a packet that was held: its skb is linear and was checked. */
+/*
+ * The same for a packet that was held: it passed every check on arrival, its
+ * headers are linear since, and its payload is still in the skb.
+ */
 static int usnic_rel_rx_deliver_skb(struct usnic_rel_ep *ep,
 				    struct usnic_rel_peer *peer,
 				    struct sk_buff *skb)
 {
 	struct usnic_rel_pkt pkt;
 
-	if (usnic_rel_wire_parse(skb->data + sizeof(struct udphdr),
-				 skb->len - sizeof(struct udphdr), &pkt))
+	if (WARN_ON_ONCE(usnic_rel_rx_parse(skb, &pkt)))
 		return 0;
-	return usnic_rel_rx_deliver(ep, peer, &pkt);
+	return usnic_rel_rx_deliver(ep, peer, &pkt, skb);
 }
 
 /*
@@ -392,7 +498,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			__skb_queue_tail(&c->backlog, skb);
 			kept = true;
 		} else {
-			err = usnic_rel_rx_deliver(ep, peer, pkt);
+			err = usnic_rel_rx_deliver(ep, peer, pkt, skb);
 			if (err) {
 				/* Not taken into the window unless delivered. */
 				usnic_rel_rx_wait(ep, peer, err);
@@ -493,12 +599,18 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	ep = rcu_dereference_sk_user_data(sk);
 	if (!ep)
 		goto free;
-	if (skb_linearize(skb)) {
+	/*
+	 * Our peers always checksum, and the stack checked it; a zero one
+	 * (IPv4 only: the IPv6 socket refuses those) guards no payload.
+	 */
+	if (ep->family == AF_INET && !udp_hdr(skb)->check)
+		reason = USNIC_REL_DROP_NO_CSUM;
+	else
+		reason = usnic_rel_rx_parse(skb, &pkt);
+	if (reason == USNIC_REL_DROP_NO_MEMORY) {
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_NO_MEMORY, 1);
 		goto free;
 	}
-	reason = usnic_rel_wire_parse(skb->data + sizeof(struct udphdr),
-				      skb->len - sizeof(struct udphdr), &pkt);
 	if (reason) {
 		trace_usnic_rel_rx(ep->debug_id, 0, NULL, skb->len,
 				   USNIC_REL_RXV_BAD_HEADER, reason);

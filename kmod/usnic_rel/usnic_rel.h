@@ -358,6 +358,7 @@ struct usnic_rel_peer *usnic_rel_peer_lookup_v6(struct usnic_rel_ep *ep,
 						__be16 port);
 
 /* mr.c */
+struct usnic_rel_pkt;
 int usnic_rel_mr_register(struct usnic_rel_ctx *ctx, struct usnic_rel_reg_mr *arg);
 int usnic_rel_mr_deregister(struct usnic_rel_ctx *ctx, u64 rkey);
 void usnic_rel_mr_destroy_all(struct usnic_rel_ctx *ctx);
@@ -365,6 +366,9 @@ struct usnic_rel_mr *usnic_rel_mr_lookup(struct usnic_rel_ep *ep, u64 rkey);
 void usnic_rel_mr_put(struct usnic_rel_mr *mr, bool can_sleep);
 int usnic_rel_mr_copy(struct usnic_rel_mr *mr, u64 offset, void *buf, u32 len,
 		      bool to_mr);
+int usnic_rel_mr_write_pkt(struct usnic_rel_mr *mr, u64 offset,
+			   const struct sk_buff *skb,
+			   const struct usnic_rel_pkt *pkt);
 int usnic_rel_mr_atomic(struct usnic_rel_mr *mr, u64 offset, u8 op, u8 size,
 			u64 operand, u64 compare, u64 *old);
 
@@ -429,7 +433,7 @@ void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 				 struct usnic_rel_sq_cur *cur,
 				 struct usnic_rel_pkt *pkt, u32 frag);
 int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
-		      const struct usnic_rel_pkt *pkt);
+		      const struct usnic_rel_pkt *pkt, const struct sk_buff *skb);
 void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
 			      struct usnic_rel_peer *peer, unsigned int chan,
@@ -439,6 +443,9 @@ int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb);
 void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep);
+void usnic_rel_rx_copy(const struct sk_buff *skb,
+		       const struct usnic_rel_pkt *pkt, u32 off, void *to,
+		       u32 len);
 void usnic_rel_rx_msg_abort(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			    unsigned int chan, int status);
 

@@ -91,6 +91,32 @@ size_t usnic_rel_wire_hdr_len(u8 type)
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_hdr_len);
 
+/**
+ * usnic_rel_wire_head_len() - bytes at the start of a datagram the parser reads
+ * @buf: the UDP payload's first min(@len, sizeof(struct usnic_rel_hdr)) bytes
+ * @len: the UDP payload's whole length
+ *
+ * The headers, and a standalone ACK's SACK blocks; never a data payload, so
+ * that the receive path makes only this much of a datagram linear. Nothing
+ * is checked here: usnic_rel_wire_parse() does it all.
+ *
+ * Return: what usnic_rel_wire_parse() needs in linear memory, at most @len.
+ */
+size_t usnic_rel_wire_head_len(const void *buf, size_t len)
+{
+	struct usnic_rel_hdr h;
+	size_t head;
+
+	if (len < sizeof(h))
+		return len;
+	memcpy(&h, buf, sizeof(h));
+	head = usnic_rel_wire_hdr_len(h.type);
+	if (h.type == USNIC_REL_PKT_ACK)
+		head += be16_to_cpu(h.payload_len);
+	return clamp(head, sizeof(h), len);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_head_len);
+
 /* A fragment [off, off + len) must fit its whole, which must fit @max. */
 static enum usnic_rel_drop_reason usnic_rel_check_frag(u32 off, u32 len,
 						       u32 total, u32 max)
@@ -284,10 +310,11 @@ usnic_rel_parse_hello(const void *p, struct usnic_rel_pkt *pkt)
 
 /**
  * usnic_rel_wire_parse() - validate and decode one received datagram
- * @buf: the UDP payload, in linear memory
- * @len: its length
- * @pkt: decoded fields; pkt->payload points into @buf. Only meaningful on
- *	success.
+ * @buf: the UDP payload's first usnic_rel_wire_head_len() bytes, in linear
+ *	memory; the rest, a data payload, is never read here
+ * @len: the UDP payload's whole length
+ * @pkt: decoded fields; pkt->payload points into @buf (ACK only). Only
+ *	meaningful on success.
  *
  * Checks everything a packet can be checked for on its own; the sequence,
  * incarnation and rkey checks need state and belong to the callers.
@@ -346,7 +373,9 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return USNIC_REL_DROP_TRUNCATED;
 	if (len > hlen + pkt->payload_len)
 		return USNIC_REL_DROP_BAD_LENGTH;
-	pkt->payload = p + hlen;
+	pkt->payload_off = hlen;
+	if (h.type == USNIC_REL_PKT_ACK)
+		pkt->payload = p + hlen;
 
 	p += sizeof(h);
 	switch (h.type) {
@@ -523,6 +552,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_BAD_STATUS] = "bad_status",
 	[USNIC_REL_DROP_BAD_HELLO] = "bad_hello",
 	[USNIC_REL_DROP_BAD_SACK] = "bad_sack",
+	[USNIC_REL_DROP_NO_CSUM] = "no_checksum",
 	[USNIC_REL_DROP_UNKNOWN_PEER] = "unknown_peer",
 	[USNIC_REL_DROP_STALE_INCARNATION] = "stale_incarnation",
 	[USNIC_REL_DROP_OUT_OF_WINDOW] = "out_of_window",

@@ -34,6 +34,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_STATUS,	/* unknown status or answered type */
 	USNIC_REL_DROP_BAD_HELLO,	/* HELLO with sequence fields or no cookie */
 	USNIC_REL_DROP_BAD_SACK,	/* ACK's SACK blocks malformed */
+	USNIC_REL_DROP_NO_CSUM,		/* IPv4 datagram without a UDP checksum */
 	/* callers */
 	USNIC_REL_DROP_UNKNOWN_PEER,
 	USNIC_REL_DROP_STALE_INCARNATION,
@@ -57,7 +58,14 @@ struct usnic_rel_pkt {
 	u32 ack;
 	u64 sack;
 	u32 payload_len;
-	const void *payload;	/* inside the parsed buffer; NULL when building */
+	/*
+	 * Where the payload starts, from the start of the UDP payload: it
+	 * stays in the datagram, which need not be linear. Only a standalone
+	 * ACK's payload (SACK blocks) is read by the parser: @payload points
+	 * at it, inside the parsed buffer; NULL for every other type.
+	 */
+	u32 payload_off;
+	const void *payload;
 	union {
 		struct {
 			u32 msg_id;
@@ -133,6 +141,7 @@ static inline void usnic_rel_sack_block_put(void *blocks, u32 i, u32 start,
 }
 
 size_t usnic_rel_wire_hdr_len(u8 type);
+size_t usnic_rel_wire_head_len(const void *buf, size_t len);
 enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 						struct usnic_rel_pkt *pkt);
 size_t usnic_rel_wire_build(void *buf, size_t size,

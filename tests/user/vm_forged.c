@@ -7,15 +7,21 @@
  * anything from an address in the address vector before it completed the
  * handshake: well-formed data, a HELLO with a wrong echo. After a handshake
  * done by hand here, a well-formed packet is delivered and acknowledged.
+ * Then checksums, from a raw socket: a datagram whose payload no longer
+ * matches its UDP checksum is dropped by the stack (Udp InCsumErrors) before
+ * the module sees it, one without a checksum (0, which IPv4 allows) is
+ * refused by the module, and the same bytes rightly summed are delivered.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stddef.h>
 
 #include <uapi/usnic_rel_wire.h>
 
 #include "urt.h"
+#include "urt_csum.h"
 #include "urt_ep.h"
 
 #define MY_INCARNATION 0x12345678u
@@ -130,6 +136,63 @@ static long long recv_ack(uint32_t ep_incarnation)
 		return ntohl(h.ack);
 	}
 	return -1;
+}
+
+/* Udp InCsumErrors of /proc/net/snmp, or -1. */
+static long long udp_csum_errors(void)
+{
+	char names[1024], vals[1024], *n, *v, *sn, *sv;
+	long long ret = -1;
+	FILE *f = fopen("/proc/net/snmp", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof(names), f) && fgets(vals, sizeof(vals), f)) {
+		if (strncmp(names, "Udp: ", 5))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		v = strtok_r(vals, " \n", &sv);
+		while (n && v && strcmp(n, "InCsumErrors")) {
+			n = strtok_r(NULL, " \n", &sn);
+			v = strtok_r(NULL, " \n", &sv);
+		}
+		if (n && v)
+			ret = atoll(v);
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+enum raw_csum {
+	RAW_GOOD,
+	RAW_CORRUPT,
+	RAW_NONE
+};
+
+/* @p from our address and port, from a raw socket, with the checksum @how. */
+static void raw_send(const struct data_pkt *p, uint16_t from_port, enum raw_csum how)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct udphdr u = { .source = from_port,
+			    .dest = htons(port),
+			    .len = htons(sizeof(u) + PKT_LEN) };
+	uint8_t buf[sizeof(u) + PKT_LEN];
+	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+
+	URT_CHECK(raw >= 0);
+	memcpy(buf, &u, sizeof(u));
+	memcpy(buf + sizeof(u), p, PKT_LEN);
+	if (how != RAW_NONE)
+		u.check = urt_udp4_csum(to.sin_addr, to.sin_addr, buf, sizeof(buf));
+	memcpy(buf + offsetof(struct udphdr, check), &u.check, 2);
+	/* One payload bit flipped after summing: as on a bad link. */
+	if (how == RAW_CORRUPT)
+		buf[sizeof(buf) - 1] ^= 1;
+	URT_CHECK_EQ(sendto(raw, buf, sizeof(buf), 0, (struct sockaddr *)&to, sizeof(to)),
+		     (ssize_t)sizeof(buf));
+	close(raw);
 }
 
 int main(void)
@@ -260,6 +323,34 @@ int main(void)
 	/* ...except message 1, whose packet carried the forged ACK: still data. */
 	URT_CHECK_EQ(extra, 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_messages"), 2);
+
+	/* Message 2 (seq 2 is next, the stale one was not taken), corrupted. */
+	long long csum_errors = udp_csum_errors(), rx_packets, bad_header;
+
+	URT_CHECK(csum_errors >= 0);
+	rx_packets = urt_counter(ep.info.debug_id, "rx_packets");
+	bad_header = urt_counter(ep.info.debug_id, "rx_bad_header");
+	data_init(&good, 2);
+	raw_send(&good, me.sin_port, RAW_CORRUPT);
+	usleep(100000);
+	URT_CHECK_EQ(udp_csum_errors(), csum_errors + 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), rx_packets);
+	/* No checksum: refused by the module, as a bad header. */
+	raw_send(&good, me.sin_port, RAW_NONE);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_header"), bad_header + 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), rx_packets);
+	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 0), -ETIMEDOUT);
+	/* The same bytes, rightly summed, from the same raw socket path. */
+	raw_send(&good, me.sin_port, RAW_GOOD);
+	if (urt_cq_next(&ep, &cqe, 2000) == 0) {
+		URT_CHECK_EQ(cqe.len, 4);
+		URT_CHECK(!memcmp(urt_rx_buf(&ep, cqe.buf), "abcd", 4));
+	} else {
+		URT_CHECK(!"the rightly summed packet was not delivered");
+	}
+	URT_CHECK_EQ(udp_csum_errors(), csum_errors + 1);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_messages"), 3);
 
 	urt_ep_unmap(&ep);
 	close(fd);

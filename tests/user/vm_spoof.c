@@ -32,6 +32,7 @@
 #include <uapi/usnic_rel_wire.h>
 
 #include "urt.h"
+#include "urt_csum.h"
 #include "urt_ep.h"
 
 #define MSG_LEN 24
@@ -275,7 +276,6 @@ static void forge_send(struct forged *f, size_t type_len, size_t payload_len)
 	udp.source = htons(spoofed_port);
 	udp.dest = victim.sin_port;
 	udp.len = htons(udp_len);
-	udp.check = 0; /* none: allowed over IPv4 */
 	f->h.magic = htonl(USNIC_REL_WIRE_MAGIC);
 	f->h.version = wire_version;
 	memcpy(buf + off, &ip, sizeof(ip));
@@ -288,6 +288,9 @@ static void forge_send(struct forged *f, size_t type_len, size_t payload_len)
 	off += type_len;
 	memcpy(buf + off, f->payload, payload_len);
 	off += payload_len;
+	/* A real checksum: a datagram without one is refused before any check. */
+	udp.check = urt_udp4_csum(spoofed, victim.sin_addr, buf + sizeof(ip), udp_len);
+	memcpy(buf + sizeof(ip) + offsetof(struct udphdr, check), &udp.check, 2);
 	URT_CHECK_EQ(sendto(raw, buf, off, 0, (struct sockaddr *)&victim, sizeof(victim)),
 		     (ssize_t)off);
 	usleep(2000);
