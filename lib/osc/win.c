@@ -368,7 +368,12 @@ UREL_API int urel_win_free(struct urel_win *w)
 	return ret;
 }
 
-UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st);
+
+/* LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats. */
+__asm__(".symver urel_win_stats_v05, urel_win_stats@@LIBUSNICREL_0.5");
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st)
 {
 	if (!w || !st)
 		return -EINVAL;
@@ -381,6 +386,21 @@ UREL_API int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st)
 	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
 	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* Programs linked before 0.5 pass the shorter struct: fill only that much. */
+__asm__(".symver urel_win_stats_v03, urel_win_stats@LIBUSNICREL_0.3");
+UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st)
+{
+	struct urel_win_stats all;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	ret = urel_win_stats_v05(w, &all);
+	if (!ret)
+		memcpy(st, &all, sizeof(*st));
+	return ret;
 }
 
 UREL_API enum urel_win_flavor urel_win_flavor(const struct urel_win *w)
