@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,6 +317,30 @@ static inline long long urt_sysfs_counter(uint32_t debug_id, const char *name)
 	snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/counters/%s",
 		 debug_id, name);
 	return urt_file_number(path);
+}
+
+/*
+ * Copy debugfs file @name of every endpoint to stderr: what
+ * a test prints when an operation hangs, for the reader of its log.
+ */
+static inline void urt_dump_debugfs(const char *name)
+{
+	char pattern[96], line[512];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/usnic_rel/ep*/%s", name);
+	if (glob(pattern, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fprintf(stderr, "%s: %s", g.gl_pathv[i], line);
+		fclose(f);
+	}
+	globfree(&g);
 }
 
 /* AV_REMOVE of @peer on @ep: 0 or -errno. */
