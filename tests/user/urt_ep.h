@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -291,6 +292,20 @@ static inline long long urt_counter(uint32_t debug_id, const char *name)
 	return urt_debugfs_value(debug_id, "counters", name);
 }
 
+/* The number a small file holds (sysfs, debugfs, a test's own); -1 if missing. */
+static inline long long urt_file_number(const char *path)
+{
+	long long val = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
 /*
  * Counter @name of endpoint @debug_id from sysfs, which stays visible
  * inside a network namespace where debugfs is not mounted; -1 if missing.
@@ -298,18 +313,46 @@ static inline long long urt_counter(uint32_t debug_id, const char *name)
 static inline long long urt_sysfs_counter(uint32_t debug_id, const char *name)
 {
 	char path[160];
-	long long val = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/misc/usnic_rel/endpoints/ep%u/counters/%s",
 		 debug_id, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
+	return urt_file_number(path);
+}
+
+/*
+ * Copy debugfs file @name of every endpoint to stderr: what
+ * a test prints when an operation hangs, for the reader of its log.
+ */
+static inline void urt_dump_debugfs(const char *name)
+{
+	char pattern[96], line[512];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/usnic_rel/ep*/%s", name);
+	if (glob(pattern, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fprintf(stderr, "%s: %s", g.gl_pathv[i], line);
+		fclose(f);
+	}
+	globfree(&g);
+}
+
+/* AV_REMOVE of @peer on @ep: 0 or -errno. */
+static inline int urt_av_remove(struct urt_ep *ep, uint32_t peer)
+{
+	struct usnic_rel_av_remove av = {
+		.size = sizeof(av),
+		.ep_id = ep->info.ep_id,
+		.peer = peer,
+	};
+
+	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
 }
 
 /* Line @name of debugfs ep<N>/fault (what fault injection did); -1 if missing. */

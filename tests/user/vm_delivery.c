@@ -102,17 +102,6 @@ static int av_insert(struct urt_ep *ep, struct urt_ep *to)
 	return peer;
 }
 
-static int av_remove(struct urt_ep *ep, uint32_t peer)
-{
-	struct usnic_rel_av_remove av = {
-		.size = sizeof(av),
-		.ep_id = ep->info.ep_id,
-		.peer = peer,
-	};
-
-	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
-}
-
 static uint8_t *staging(struct urt_ep *ep)
 {
 	return ep->region[USNIC_REL_REGION_STAGING];
@@ -403,7 +392,7 @@ static void check_remove(void)
 	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
 	n = fill_window(&tx, peer);
 	usleep(100 * 1000);
-	URT_CHECK_EQ(av_remove(&tx, peer), 0);
+	URT_CHECK_EQ(urt_av_remove(&tx, peer), 0);
 	expect_failures(&tx, n, -ECANCELED);
 
 	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
@@ -614,7 +603,7 @@ static void check_slow(void)
 	URT_CHECK_EQ(urt_counter(s.info.debug_id, "rx_messages"), 0);
 
 	/* Everything sent to S completes, with an error, when S is removed. */
-	URT_CHECK_EQ(av_remove(&tx, (uint32_t)to_s), 0);
+	URT_CHECK_EQ(urt_av_remove(&tx, (uint32_t)to_s), 0);
 	while (failed < SLOW_MSGS && urt_cq_next(&tx, &cqe, 10000) == 0) {
 		URT_CHECK_EQ(cqe.status, -ECANCELED);
 		URT_CHECK(cqe.user_ctx >= 100000);

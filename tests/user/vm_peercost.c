@@ -172,19 +172,6 @@ static long long ep_memory(const struct urt_ep *ep, const char *name)
 }
 
 /* A debugfs file holding one number; -1 if missing. */
-static long long debugfs_number(const char *path)
-{
-	long long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
 static int ep_create(int fd, uint16_t port, uint32_t rx_bufs, struct urt_ep *ep)
 {
 	memset(ep, 0, sizeof(*ep));
@@ -643,7 +630,7 @@ static int test_reorder(uint32_t count)
 	URT_CHECK(rx_max >= 16);
 	URT_CHECK_EQ(failed, nomem);
 	URT_CHECK_EQ(urt_fault_count(&sides[1].ep, "window_nomem"), nomem);
-	URT_CHECK_EQ(debugfs_number(path), 0);
+	URT_CHECK_EQ(urt_file_number(path), 0);
 	URT_CHECK_EQ(wait_windows_freed(&sides[0].ep), 0);
 	URT_CHECK_EQ(wait_windows_freed(&sides[1].ep), 0);
 	for (int i = 0; i < 2; i++)

@@ -80,6 +80,9 @@ static int get(struct urel_device *dev, struct urel_ep *ep, urel_peer_t p, void 
 	URT_CHECK_EQ(urel_ep_get(ep, p, buf, len, rkey, 0, NULL, 0), 0);
 	if (urt_poll_n(dev, ep, &c, 1, 30000) != 1) {
 		URT_CHECK(!"GET completed");
+		/* Both ends' connection state, for the reader of the log. */
+		urt_dump_debugfs("peers");
+		urt_dump_debugfs("counters");
 		return 1;
 	}
 	return c.status;

@@ -73,18 +73,10 @@ static void put_file(const char *name, long long val)
 /* The number in file @name, or -1 while it does not exist. */
 static long long get_file(const char *name)
 {
-	long long val = -1;
 	char p[256];
-	FILE *f;
 
 	path_of(p, sizeof(p), name);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
+	return urt_file_number(p);
 }
 
 static uint32_t rnd32(void)

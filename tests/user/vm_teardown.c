@@ -210,17 +210,6 @@ struct churn {
 	volatile int done;
 };
 
-static int av_remove(struct urt_ep *ep, uint32_t peer)
-{
-	struct usnic_rel_av_remove av = {
-		.size = sizeof(av),
-		.ep_id = ep->info.ep_id,
-		.peer = peer,
-	};
-
-	return urt_ioctl(ep->fd, USNIC_REL_IOC_AV_REMOVE, &av);
-}
-
 static void churn_reap(struct churn *c, int timeout_ms)
 {
 	struct usnic_rel_cqe cqe;
@@ -261,7 +250,7 @@ static void *churn_av(void *arg)
 			else
 				c->bad++;
 		}
-		if (av_remove(c->ep, peer))
+		if (urt_av_remove(c->ep, peer))
 			c->bad++;
 		churn_reap(c, 0);
 	}
