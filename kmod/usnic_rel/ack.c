@@ -45,6 +45,12 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		/* After the ACK's own progress, which would clear it. */
 		usnic_rel_cwnd_peer_rnr(&c->tx.cc);
 		usnic_rel_count(ep, USNIC_REL_CNT_RNR_ACKS_RECEIVED, 1);
+		/*
+		 * Slow, not dead: the peer's kernel answered the resend. As
+		 * with TCP's zero-window probes, only unanswered timeouts
+		 * count toward retry_limit.
+		 */
+		usnic_rel_rto_progress(&conn->rto);
 	}
 	if (res.freed) {
 		/* A new flight may be probed again. */
