@@ -45,6 +45,13 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		/* After the ACK's own progress, which would clear it. */
 		usnic_rel_cwnd_peer_rnr(&c->tx.cc);
 		usnic_rel_count(ep, USNIC_REL_CNT_RNR_ACKS_RECEIVED, 1);
+		/*
+		 * Slow, not dead: the peer's kernel answered the resend. As
+		 * with TCP's zero-window probes, only unanswered timeouts
+		 * count toward retry_limit; and no backoff, so that the hole
+		 * goes again one RTO after this answer (timer restarted below).
+		 */
+		usnic_rel_rto_not_ready(&conn->rto);
 	}
 	if (res.freed) {
 		/* A new flight may be probed again. */
@@ -70,7 +77,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);
 	}
-	usnic_rel_rtx_timer_arm(peer, res.freed);
+	usnic_rel_rtx_timer_arm(peer, res.freed || rnr);
 }
 
 /* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */

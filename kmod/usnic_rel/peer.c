@@ -203,6 +203,11 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 	}
 	mutex_lock(&ep->tx_lock);
 	mutex_unlock(&ep->tx_lock);
+	/*
+	 * Its routes now, not after the grace period: by then the endpoint's
+	 * socket, and with it the namespace the routes belong to, may be gone.
+	 */
+	usnic_rel_xmit_peer_free(peer);
 	spin_lock_bh(&peer->conn.lock);
 	usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
 	usnic_rel_send_parked_cancel(ep, peer, -ECANCELED);

@@ -174,3 +174,16 @@ void usnic_rel_rto_progress(struct usnic_rel_rto *r)
 	r->retries = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_progress);
+
+/*
+ * The peer answered a resend saying it had no buffer for it (F_RNR): alive
+ * and reachable, so neither a retry nor a reason to back off. The next
+ * resend comes one plain RTO later and finds out whether buffers came back;
+ * a backed-off timer would leave a ready receiver waiting up to rto_max_us.
+ */
+void usnic_rel_rto_not_ready(struct usnic_rel_rto *r)
+{
+	r->retries = 0;
+	r->backoff = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_not_ready);

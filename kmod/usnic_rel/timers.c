@@ -102,7 +102,12 @@ static void usnic_rel_probe(struct usnic_rel_peer *peer)
 	usnic_rel_tx_work_kick(peer);
 }
 
-/* Has a packet waited for its acknowledgment past stall_timeout_ms? */
+/*
+ * Has a packet waited for its acknowledgment past stall_timeout_ms? Not
+ * while the peer says it has no buffers for it (F_RNR): a rank computing
+ * without posting receives is slow, and retry_limit still catches a peer
+ * that stops answering.
+ */
 static bool usnic_rel_conn_stalled(const struct usnic_rel_conn *conn)
 {
 	u64 limit = (u64)usnic_rel_stall_timeout_ms * NSEC_PER_MSEC;
@@ -112,7 +117,7 @@ static bool usnic_rel_conn_stalled(const struct usnic_rel_conn *conn)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		const struct usnic_rel_txwin *w = &conn->chan[i].tx;
 
-		if (usnic_rel_txwin_inflight(w) &&
+		if (usnic_rel_txwin_inflight(w) && !w->cc.peer_rnr &&
 		    now - usnic_rel_txwin_oldest_ns(w) > limit)
 			return true;
 	}

@@ -111,8 +111,14 @@ size_t usnic_rel_wire_head_len(const void *buf, size_t len)
 		return len;
 	memcpy(&h, buf, sizeof(h));
 	head = usnic_rel_wire_hdr_len(h.type);
+	/*
+	 * An ACK's SACK blocks, never more than the parser reads: a claimed
+	 * 64 KiB payload from anyone must not make us pull 64 KiB.
+	 */
 	if (h.type == USNIC_REL_PKT_ACK)
-		head += be16_to_cpu(h.payload_len);
+		head += min_t(size_t, be16_to_cpu(h.payload_len),
+			      USNIC_REL_WIRE_SACK_BLOCKS *
+			      sizeof(struct usnic_rel_sack_block));
 	return clamp(head, sizeof(h), len);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_head_len);

@@ -41,10 +41,15 @@ int usnic_rel_xmit_peer_init(struct usnic_rel_peer *peer)
 	return dst_cache_init(&peer->dst_cache, GFP_KERNEL_ACCOUNT);
 }
 
-/* After every sender let go of @peer; a never-initialised cache is fine. */
+/*
+ * After every sender let go of @peer, while its endpoint's socket still
+ * holds the namespace its routes belong to. A never-initialised or already
+ * freed cache is fine.
+ */
 void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer)
 {
 	dst_cache_destroy(&peer->dst_cache);
+	peer->dst_cache.cache = NULL;
 }
 
 /* Bytes of each datagram on the wire but the IP header. */
@@ -107,6 +112,13 @@ static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
 		if (IS_ERR(rt)) {
 			kfree_skb(skb);
 			return PTR_ERR(rt);
+		}
+		/* A subnet's broadcast address, refused as UDP refuses it. */
+		if ((rt->rt_flags & RTCF_BROADCAST) &&
+		    !sock_flag(sk, SOCK_BROADCAST)) {
+			ip_rt_put(rt);
+			kfree_skb(skb);
+			return -EACCES;
 		}
 		if (cache)
 			dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);

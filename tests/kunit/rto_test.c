@@ -139,6 +139,26 @@ static void rto_retry_limit(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, usnic_rel_rto_timeout(&r, 1));
 }
 
+/* A not-ready answer ends the backoff and the retry count, not the RTO. */
+static void rto_not_ready(struct kunit *test)
+{
+	struct usnic_rel_rto r;
+	u32 base;
+	int i;
+
+	usnic_rel_rto_init(&r, 1000, 2000000);
+	usnic_rel_rto_sample(&r, 1000);
+	base = usnic_rel_rto_current_us(&r);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 5));
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), base << 4);
+	usnic_rel_rto_not_ready(&r);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), base);
+	for (i = 1; i < 5; i++)
+		KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 5));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_rto_timeout(&r, 5));
+}
+
 /*
  * A stall spikes RTTVAR; RFC 6298's RTTVAR forgets it in a few samples, the
  * RTO keeps covering it for the hold period, then lets it decay.
@@ -232,6 +252,7 @@ static struct kunit_case usnic_rel_rto_cases[] = {
 	KUNIT_CASE(rto_clamps),
 	KUNIT_CASE(rto_backoff),
 	KUNIT_CASE(rto_retry_limit),
+	KUNIT_CASE(rto_not_ready),
 	KUNIT_CASE(rto_rttvar_hold),
 	KUNIT_CASE(rto_probe_timeout),
 	{}

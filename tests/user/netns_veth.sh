@@ -31,6 +31,23 @@ run() {
 run 4 10.77.0.1 10.77.0.2
 run 6 fd77::1 fd77::2
 
+# A subnet's broadcast address is refused as UDP refuses it without
+# SO_BROADCAST: nothing reaches a listener on the other side.
+ip netns exec urA python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", 18005))
+s.settimeout(4)
+try:
+    s.recv(2048)
+except socket.timeout:
+    sys.exit(0)
+sys.exit(1)' &
+listener=$!
+sleep 0.5
+ip netns exec urB timeout 3 "$bin" send 4 10.77.0.2 18006 10.77.0.255 18005 >/dev/null 2>&1 || true
+wait $listener || fail "a datagram to the subnet broadcast address left the sender"
+
 # The address of urA does not exist in the initial namespace.
 if "$bin" recv 4 10.77.0.1 18001 10.77.0.2 18002 2>/dev/null; then
 	fail "bound an address of another namespace"

@@ -787,12 +787,55 @@ static void check_cqfull(void)
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
 }
 
+/*
+ * persist: a receiver that posts no buffers for seconds, far longer than
+ * retry_limit timeouts and stall_timeout_ms (delivery.sh loads the module
+ * with both tiny for this case), is slow, not dead: it answers each resend
+ * with an RNR ACK, as a TCP receiver answers zero-window probes. Once it
+ * posts buffers, every parked message arrives whole.
+ */
+static void check_persist(void)
+{
+	struct usnic_rel_cqe cqe;
+	struct urt_ep tx, rx;
+	int peer, n, got = 0;
+
+	printf("persist: a receiver out of buffers for seconds is slow, not dead\n");
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, 0, 0))
+		return;
+	peer = av_insert(&tx, &rx);
+	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
+	n = fill_window(&tx, peer);
+	sleep(3);
+	printf("  after 3 s: retx_timeout %lld, rnr_acks_received %lld, peers_dead %lld\n",
+	       urt_counter(tx.info.debug_id, "retx_timeout"),
+	       urt_counter(tx.info.debug_id, "rnr_acks_received"),
+	       urt_counter(tx.info.debug_id, "peers_dead"));
+	/* More timeouts than retry_limit (2) and older than stall_timeout_ms. */
+	URT_CHECK(urt_counter(tx.info.debug_id, "retx_timeout") > 2);
+	URT_CHECK(urt_counter(tx.info.debug_id, "rnr_acks_received") > 2);
+	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "peers_dead"), 0);
+	urt_post_all_rx(&rx);
+	while (got < n && !urt_cq_next(&rx, &cqe, 20000)) {
+		URT_CHECK_EQ(cqe.status, 0);
+		URT_CHECK_EQ(cqe.imm, (uint32_t)got + 1);
+		URT_CHECK(msg_ok(&rx, &cqe));
+		got++;
+	}
+	URT_CHECK_EQ(got, n);
+	expect_failures(&tx, n, 0);
+	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "peers_dead"), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
-	{ "reset", check_reset }, { "remove", check_remove },	  { "nomem", check_nomem },
-	{ "slow", check_slow },	  { "doorbell", check_doorbell }, { "cqfull", check_cqfull },
+	{ "reset", check_reset },     { "remove", check_remove },     { "nomem", check_nomem },
+	{ "slow", check_slow },	      { "doorbell", check_doorbell }, { "cqfull", check_cqfull },
+	{ "persist", check_persist },
 };
 
 int main(int argc, char **argv)
