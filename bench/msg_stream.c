@@ -79,6 +79,12 @@ static int server(struct bench_msg *bm, size_t wbytes)
 			bufs[i] = malloc(size);
 			if (!bufs[i])
 				return 1;
+			/*
+			 * Mapped before the clock starts, as the core's receive
+			 * buffers are: the run measures the transfer, not the
+			 * first-touch page faults of a fresh allocation.
+			 */
+			memset(bufs[i], 0, size);
 			ret = urel_msg_irecv(bm->m, bm->b.peer, bufs[i], size, BENCH_TAG_DATA, 0,
 					     &reqs[i]);
 			if (ret < 0)
