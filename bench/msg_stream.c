@@ -8,9 +8,9 @@
  *   msg_stream -c SERVER_IP -b BIND_IP [-p PORT] [-S 8,65536,...] [-t SECONDS]
  *              [-N MIN_MSGS] [-W WINDOW_BYTES]
  *
- * For each size the client announces the size; the receiver allocates a
- * window of W buffers (W = WINDOW_BYTES / size, default 16 MiB, clamped to
- * 2..64), pre-posts a receive into each and answers; every receive that
+ * For each size the client announces the size; the receiver allocates (and
+ * touches) a window of W buffers (W = WINDOW_BYTES / size, default 16 MiB,
+ * clamped to 2..64), pre-posts a receive into each and answers; every receive that
  * completes is checked (length) and posted again. The sender keeps at most
  * W sends outstanding (an eager send completes once the core took it, a
  * rendezvous send on the receiver's FIN) and sends for -t seconds (default
