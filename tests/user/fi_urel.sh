@@ -40,10 +40,18 @@ for caps in FI_RMA FI_ATOMIC; do
 done
 fi_info -p urel -c FI_TAGGED -v | grep -q 'mr_mode: \[  \]' ||
 	fail "tagged-only info asks for memory registration"
-# What the provider does not do is refused, not promised.
+# What the provider does not do is refused, not promised: datagram
+# endpoints, remote RMA events (the module tells a target process nothing of
+# the writes it applies), registrations of several ranges, counters.
 if fi_info -p urel -t FI_EP_DGRAM >/dev/null 2>&1; then
 	fail "fi_info offers datagram endpoints"
 fi
+if fi_info -p urel -c 'FI_RMA|FI_RMA_EVENT' >/dev/null 2>&1; then
+	fail "fi_info offers FI_RMA_EVENT"
+fi
+for want in 'mr_iov_limit: 1$' 'cntr_cnt: 0$'; do
+	grep -q "$want" <<<"$info" || fail "fi_info lacks '$want'"
+done
 
 ip netns add urA
 ip netns add urB
