@@ -52,6 +52,15 @@ fi
 for want in 'mr_iov_limit: 1$' 'cntr_cnt: 0$'; do
 	grep -q "$want" <<<"$info" || fail "fi_info lacks '$want'"
 done
+# max_msg_size is what a rendezvous send may register: RLIMIT_MEMLOCK for an
+# unprivileged process (Open MPI refuses any larger message), unbounded with
+# CAP_IPC_LOCK (root here).
+maxmsg() { awk '/max_msg_size:/ { print $2; exit }'; }
+got=$(maxmsg <<<"$info")
+[ "$got" = 1099511627776 ] || fail "max_msg_size with CAP_IPC_LOCK: $got"
+got=$(prlimit --memlock=4194304:4194304 setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps=-all fi_info -p urel -v 2>/dev/null | maxmsg)
+[ "$got" = 4194304 ] || fail "max_msg_size under a 4 MiB memlock limit: $got"
 
 ip netns add urA
 ip netns add urB
