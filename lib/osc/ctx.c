@@ -495,6 +495,16 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 			continue;
 		urel_osc_debug(w, ++sleeps);
 		urel_osc_keepalive(w);
+		/*
+		 * The progress thread may have taken our completion while our own
+		 * progress waited for it: the device then has nothing to wake us
+		 * for, so look once more before sleeping.
+		 */
+		pthread_mutex_lock(&c->lock);
+		ok = done(w, arg);
+		pthread_mutex_unlock(&c->lock);
+		if (ok)
+			return 0;
 		n = urel_device_wait(c->dev, UREL_OSC_SLEEP_MS);
 		if (n < 0 && n != -EINTR)
 			return n;
