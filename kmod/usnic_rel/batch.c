@@ -39,7 +39,8 @@ static int usnic_rel_batch_gso(struct usnic_rel_ep *ep,
 /*
  * Put the run on the wire and let go of it. A run the stack cannot take
  * whole (no memory for its skb, a route that refuses GSO) goes packet by
- * packet; a full send buffer or no route drops it here, to be resent early
+ * packet; a full send buffer drops it here, to be resent early, and no
+ * route or a denying policy leaves it to the retransmit timer
  * (usnic_rel_xmit_local_drop()). Caller holds tx_lock.
  */
 void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
