@@ -23,6 +23,7 @@
 
 #include "conn.h"
 #include "rdma_check.h"
+#include "seq.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -56,6 +57,60 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 	return 0;
 }
 
+/*
+ * Packet @buf of @peer's send window never left the host: transmitting it
+ * failed with @err. A full send buffer or no memory is no news about the
+ * network, so no congestion response: the packet is marked lost (out of
+ * the pipe) for the next ACK to resend, or the retry work in a few
+ * milliseconds, instead of the retransmission timer. No route or a policy
+ * that denies the peer does not pass in milliseconds: left to that timer,
+ * whose backoff and retry limit end a peer that stays unreachable.
+ * Unsequenced packets (ACKs, HELLOs) are left to the peer's timers.
+ * Caller holds tx_lock.
+ */
+void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const void *buf, size_t len, int err)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_tx_slot *slot;
+	struct usnic_rel_chan_conn *c;
+	struct usnic_rel_txbuf *b;
+	struct usnic_rel_hdr h;
+	bool marked = false;
+	u32 seq;
+
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	if ((err != -EAGAIN && err != -ENOBUFS && err != -ENOMEM) ||
+	    len < sizeof(h))
+		return;
+	memcpy(&h, buf, sizeof(h));
+	if (h.type == USNIC_REL_PKT_ACK || h.type == USNIC_REL_PKT_HELLO ||
+	    h.channel >= USNIC_REL_NR_CHANS)
+		return;
+	c = &conn->chan[h.channel];
+	seq = be32_to_cpu(h.seq);
+	spin_lock_bh(&conn->lock);
+	if (conn->state == USNIC_REL_CONN_ACTIVE && c->tx.slots &&
+	    !usnic_rel_seq_before(seq, c->tx.una) &&
+	    usnic_rel_seq_before(seq, c->tx.next)) {
+		/* Only the window's own copy: it may have been acked since. */
+		b = usnic_rel_txwin_pkt(&c->tx, seq);
+		slot = &c->tx.slots[usnic_rel_txwin_slot(&c->tx, seq)];
+		if (b && b->data == buf && !slot->lost && !slot->sacked) {
+			slot->lost = true;
+			c->tx.nr_lost++;
+			c->retx_local = true;
+			marked = true;
+		}
+	}
+	spin_unlock_bh(&conn->lock);
+	if (marked) {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_LOCAL_RESENDS, 1);
+		usnic_rel_send_retry_later(ep);
+	}
+}
+
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len)
 {
@@ -63,13 +118,12 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 
 	trace_usnic_rel_tx(ep->debug_id, peer->handle, buf, len);
 	ret = usnic_rel_fault_send(ep, peer, buf, len);
-	if (!ret) {
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
-	} else {
-		/* The copy stays in the window: the retransmit timer resends it. */
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	if (ret) {
+		usnic_rel_xmit_local_drop(ep, peer, buf, len, ret);
+		return;
 	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
 }
 
 /* The packet type that carries an SQE's opcode. */
@@ -507,6 +561,9 @@ static void usnic_rel_tx_retry(struct work_struct *work)
 				usnic_rel_rdma_respond(ep, peer);
 			if (usnic_rel_conn_parked(&peer->conn))
 				usnic_rel_send_parked(ep, peer);
+			/* Packets the host dropped (usnic_rel_xmit_local_drop). */
+			if (usnic_rel_conn_local_lost(&peer->conn))
+				usnic_rel_tx_work_kick(peer);
 		}
 		if (READ_ONCE(ep->sq_blocked))
 			usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD |
@@ -668,8 +725,18 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
  */
 static bool usnic_rel_retx_mark(struct usnic_rel_chan_conn *c)
 {
-	if (!c->retx_all && !c->retx_pending)
+	if (!c->retx_all && !c->retx_pending) {
+		/* Marked by the host's own drops: first sends, no finding. */
+		if (c->retx_local) {
+			c->retx_local = false;
+			c->cc_lost_by_timeout = false;
+			c->cc_lost_held = false;
+			c->cc_lost_local = true;
+		}
 		return false;
+	}
+	c->retx_local = false;
+	c->cc_lost_local = false;
 	if (c->retx_all)
 		usnic_rel_txwin_mark_lost(&c->tx, c->tx.next,
 					  c->retx_sent_before);
@@ -728,7 +795,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(w, seq);
 
 			force = false;
-			if (c->cc_lost_held) {
+			if (c->cc_lost_held || c->cc_lost_local) {
 				usnic_rel_txwin_sent_late(w, seq, now);
 			} else {
 				usnic_rel_txwin_retransmitted(w, seq, now);
@@ -742,14 +809,15 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
+		/* The host's own drops counted when they happened. */
 		if (c->cc_lost_held)
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS,
 					n - first);
 		else if (c->cc_lost_by_timeout)
 			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n - first);
-		else
+		else if (!c->cc_lost_local)
 			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n - first);
-		if (!c->cc_lost_held)
+		if (!c->cc_lost_held && !c->cc_lost_local)
 			*(c->cc_lost_by_timeout ? &c->retx_timeout :
 			  &c->retx_fast) += n - first;
 		more = n == USNIC_REL_RETX_BATCH && w->nr_lost;
