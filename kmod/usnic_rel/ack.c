@@ -30,6 +30,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	/* Only a standalone ACK's payload is SACK blocks (checked by the parser). */
 	if (pure)
 		nblocks = pkt->payload_len / sizeof(struct usnic_rel_sack_block);
+	/* The reordering window of time-based loss detection follows SRTT. */
+	c->tx.srtt_ns = conn->rto.has_sample ?
+			(u64)conn->rto.srtt_us * NSEC_PER_USEC : 0;
 	/* A not-ready ACK repeats the hole on purpose: no duplicate. */
 	v = usnic_rel_txwin_ack_blocks(&c->tx, pkt->ack, pkt->sack,
 				       pkt->payload, nblocks, pure && !rnr,
