@@ -94,12 +94,17 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 	if (c->ack_pending && pkt->type != USNIC_REL_PKT_ACK)
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_PIGGYBACKED, 1);
 	pkt->flags |= USNIC_REL_F_ACK;
-	if (c->rnr_owed) {
+	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	/*
+	 * Only while the ACK still names the dropped packet as its hole: once
+	 * a resend of it was taken, the flag would tell the sender that later
+	 * losses are flow control.
+	 */
+	if (c->rnr_owed && pkt->ack == c->rnr_seq) {
 		pkt->flags |= USNIC_REL_F_RNR;
-		c->rnr_owed = false;
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
 	}
-	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	c->rnr_owed = false;
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
