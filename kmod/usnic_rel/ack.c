@@ -70,7 +70,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	 * Room in the window, or in the pipe (a SACK): resend what is
 	 * presumed lost, then resume sends and answers that waited.
 	 */
-	if ((res.freed || res.newly_sacked) &&
+	if ((res.freed || res.newly_sacked || res.rack_lost) &&
 	    (c->tx.nr_lost || READ_ONCE(ep->sq_blocked) ||
 	     usnic_rel_conn_parked(conn) || usnic_rel_rdma_resp_pending(conn)))
 		usnic_rel_tx_work_kick(peer);

@@ -575,10 +575,11 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 
 	if (w->una != w->next) {
 		u32 thresh = usnic_rel_txwin_dupthresh(w);
-		u32 found = usnic_rel_txwin_rack(w);
 
+		res->rack_lost = usnic_rel_txwin_rack(w);
 		if (!w->in_recovery &&
-		    (w->dup_acks >= thresh || w->nr_sacked >= thresh || found)) {
+		    (w->dup_acks >= thresh || w->nr_sacked >= thresh ||
+		     res->rack_lost)) {
 			w->in_recovery = true;
 			w->recover = w->next;
 			w->epoch++;
@@ -586,8 +587,13 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 			res->fast_retransmit = true;
 			res->recovery_started =
 				usnic_rel_cwnd_fast_loss(&w->cc);
-		} else if (w->in_recovery && (res->freed || found)) {
-			/* A partial ACK, or a resend lost as well. */
+		} else if (w->in_recovery && res->freed) {
+			/*
+			 * A partial ACK: the next hole was lost too. What the
+			 * time rule found inside a recovery is already marked
+			 * and goes within the pipe, not as a new finding that
+			 * may exceed it.
+			 */
 			res->fast_retransmit = true;
 		}
 	}

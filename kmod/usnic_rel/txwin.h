@@ -83,6 +83,7 @@ struct usnic_rel_ack_result {
 	s64 sack_rtt_ns;	/* ... of the oldest newly SACKed, never resent */
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
 	bool recovery_started;	/* ... and it began a congestion episode */
+	u32 rack_lost;		/* newly presumed lost by time */
 	bool spurious;		/* an original arrived after it was resent */
 };
 

@@ -359,9 +359,12 @@ static void cwnd_lost_resend_found_by_acks(struct kunit *test)
 	cw_send(test, &w, 1, 40);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1ff, true, 45, &res),
 			USNIC_REL_ACK_NEW);
-	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 1);
+	/* Marked, sent within the pipe: not a finding forced past cwnd. */
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
 	KUNIT_EXPECT_FALSE(test, res.recovery_started);
 	KUNIT_EXPECT_EQ(test, w.nr_lost, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
 	seq = 0;
 	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
 	KUNIT_EXPECT_EQ(test, seq, 0);
@@ -369,7 +372,7 @@ static void cwnd_lost_resend_found_by_acks(struct kunit *test)
 	usnic_rel_txwin_retransmitted(&w, seq, 50);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1ff, true, 55, &res),
 			USNIC_REL_ACK_DUP);
-	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
 	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
 	/* Its arrival ends the recovery, at the halved window. */
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 10, 0, true, 60, &res),
@@ -402,6 +405,7 @@ static void cwnd_first_send_lost_by_time(struct kunit *test)
 	cw_send(test, &w, 1, 200);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x180, true, 250, &res),
 			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 8);
 	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
 	KUNIT_EXPECT_TRUE(test, res.recovery_started);
 	KUNIT_EXPECT_EQ(test, w.nr_lost, 8);
