@@ -13,9 +13,11 @@
  *   osc_bench impl=urel op=put_bw|core_put_bw size=65536 MBps=MB
  *   osc_bench impl=urel op=counter np=N kops=K
  *
- * Latency: ITERS round trips after ITERS / 10 unmeasured, each the operation
- * and a flush (remote completion) inside one lock_all epoch; lock_unlock is an
- * empty exclusive epoch, lock_put_unlock one with a put of 8 bytes. Put
+ * Latency: ITERS round trips in LAT_BLOCKS blocks, the operations' blocks
+ * interleaved after an unmeasured turn of each, each the operation and a
+ * flush (remote completion) inside a lock_all epoch per block (its first
+ * operation, unmeasured, takes the lazy locks); lock_unlock is
+ * an empty exclusive epoch, lock_put_unlock one with a put of 8 bytes. Put
  * bandwidth: bursts of BURST puts of 64 KiB, each burst flushed; the core's
  * put (urel_ep_put into memory the target registered) the same bursts, each
  * waited for. The rank binds UREL_ADDR (default 127.0.0.1).
@@ -32,6 +34,7 @@
 
 #define BW_SIZE 65536
 #define BURST 16
+#define LAT_BLOCKS 10
 
 static int rank, nranks;
 
@@ -95,22 +98,45 @@ static void one(struct urel_win *w, enum op op)
 	CALL(urel_win_flush(w, 1));
 }
 
-static void lat(struct urel_win *w, enum op op, int iters)
+/* @n of @op, in a lock_all epoch when it is a single operation; the time taken. */
+static double lat_block(struct urel_win *w, enum op op, int n)
 {
 	bool in_all = op < OP_LOCK;
-	double t0 = 0;
+	double t0;
 
-	if (in_all)
+	if (in_all) {
 		CALL(urel_win_lock_all(w, 0));
-	for (int i = -iters / 10; i < iters; i++) {
-		if (!i)
-			t0 = now_us();
-		one(w, op);
+		one(w, op); /* unmeasured: a lazy lock is taken here */
 	}
-	printf("osc_bench impl=urel op=%s size=8 lat_us=%.2f\n", op_name[op],
-	       (now_us() - t0) / iters);
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		one(w, op);
+	t0 = now_us() - t0;
 	if (in_all)
 		CALL(urel_win_unlock_all(w));
+	return t0;
+}
+
+/*
+ * Every operation in LAT_BLOCKS turns, one block of each after the other,
+ * after an unmeasured turn: the host's load drifts, and interleaving puts the
+ * same drift in every row, so that their ratios mean something.
+ */
+static void lat(struct urel_win *w, int iters)
+{
+	double sum[OP_LOCK_PUT + 1] = { 0 };
+
+	for (int b = -1; b < LAT_BLOCKS; b++) {
+		for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
+			double t = lat_block(w, op, iters / LAT_BLOCKS);
+
+			if (b >= 0)
+				sum[op] += t;
+		}
+	}
+	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++)
+		printf("osc_bench impl=urel op=%s size=8 lat_us=%.2f\n", op_name[op],
+		       sum[op] / (iters / LAT_BLOCKS * LAT_BLOCKS));
 }
 
 static void put_bw(struct urel_win *w, void *buf, int bursts)
@@ -270,8 +296,7 @@ int main(int argc, char **argv)
 		memset(buf, 0x5a, (size_t)BURST * BW_SIZE);
 		CALL(urel_win_allocate(g, (size_t)BURST * BW_SIZE, 1, &mem, &w));
 		if (rank == 0) {
-			for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++)
-				lat(w, op, iters);
+			lat(w, iters);
 			put_bw(w, buf, iters / 10);
 		}
 		CALL(urel_group_barrier(g));

@@ -181,6 +181,11 @@ struct urel_payload {
 int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
 		 const struct urel_payload *pl, void *context, void *dest, unsigned int flags);
 int urel_sq_kick(struct urel_ep *ep);
+
+/* rma.c: urel_ep_atomic() on channel @chan. */
+int urel_atomic_post(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,
+		     const struct urel_atomic *op, uint64_t rkey, uint64_t remote_off,
+		     void *context, unsigned int flags);
 int urel_rx_kick(struct urel_ep *ep);
 
 /* recv.c */

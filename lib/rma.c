@@ -4,8 +4,10 @@
  * reserves staging space for the bytes the kernel brings back and copies
  * them out on completion; an atomic's old value returns in the completion.
  * Puts and large gets go on the data channel, atomics and small gets on the
- * command channel. The target's kernel performs the operation: its process
- * need not make progress.
+ * command channel; the windows' lock words take atomics on the data channel,
+ * where the target's kernel applies them after the puts posted before. The
+ * target's kernel performs the operation: its process need not make
+ * progress.
  */
 #include <errno.h>
 
@@ -67,8 +69,9 @@ UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t
 			    &sqe, NULL, context, buf, flags);
 }
 
-UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,
-			    uint64_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+int urel_atomic_post(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,
+		     const struct urel_atomic *op, uint64_t rkey, uint64_t remote_off,
+		     void *context, unsigned int flags)
 {
 	struct usnic_rel_sqe sqe = {
 		.opcode = USNIC_REL_OP_ATOMIC,
@@ -104,5 +107,11 @@ UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct u
 	} else {
 		sqe.atomic.operand[UREL_SQE_OPERAND_ADD_OR_COMPARE] = op->operand;
 	}
-	return urel_sq_post(ep, USNIC_REL_CHAN_CMD, &sqe, NULL, context, op->result, flags);
+	return urel_sq_post(ep, chan, &sqe, NULL, context, op->result, flags);
+}
+
+UREL_API int urel_ep_atomic(struct urel_ep *ep, urel_peer_t peer, const struct urel_atomic *op,
+			    uint64_t rkey, uint64_t remote_off, void *context, unsigned int flags)
+{
+	return urel_atomic_post(ep, USNIC_REL_CHAN_CMD, peer, op, rkey, remote_off, context, flags);
 }

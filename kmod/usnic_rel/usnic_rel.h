@@ -143,6 +143,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_CWND_TIMEOUTS,	/* ... by the timer: cwnd back to 1 */
 	USNIC_REL_CNT_RNR_ACKS_SENT,	/* we dropped in order for want of buffers */
 	USNIC_REL_CNT_RNR_ACKS_RECEIVED, /* ... the peer did: not congestion */
+	USNIC_REL_CNT_RX_BAD_VERSION,	/* of rx_bad_header: another wire version */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -471,6 +471,10 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 	bool ok, dead;
 	int n;
 
+	/* Puts posted without a doorbell (rma.c) leave now. */
+	n = urel_ep_flush(c->ep);
+	if (n < 0)
+		return n;
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		ok = done(w, arg);

@@ -42,14 +42,14 @@ static bool urel_osc_quiet(struct urel_win *w, void *arg)
 }
 
 /*
- * Everything to @target completed but the kernel atomics, which travel on
- * the command channel in order with the lock word's swaps; under c->lock.
+ * Everything to @target completed but what the target's kernel applies
+ * before a lock word release posted now (puts: rma.c); under c->lock.
  */
 static bool urel_osc_ordered(struct urel_win *w, void *arg)
 {
 	int target = *(int *)arg;
 
-	if (w->t[target].data_out || w->t[target].am_out)
+	if (w->t[target].unordered_out || w->t[target].am_out)
 		return false;
 	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
 		if (!f->done && f->target == target)
@@ -267,8 +267,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	/* The word's release follows the command channel's atomics in order: only the rest first.
-	 */
+	/* The word's release follows the puts in order: only the rest first. */
 	err = word ? urel_osc_wait(w, urel_osc_ordered, &target)
 		   : urel_osc_flush_targets(w, target);
 	pthread_mutex_lock(&w->ctx->lock);

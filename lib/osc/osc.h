@@ -7,7 +7,8 @@
  * carry the origin's cookie, replies echo it. Accumulates and their
  * replies travel on the data channel (in order per origin and target, so
  * accumulates apply in the order they were issued); the rest on the
- * command channel.
+ * command channel. The lock word's swaps go on the data channel too, so
+ * that a release follows the epoch's puts (rma.c).
  */
 #ifndef UREL_OSC_OSC_H
 #define UREL_OSC_OSC_H
@@ -227,7 +228,8 @@ struct urel_osc_target {
 	struct urel_osc_info info;
 	urel_peer_t peer; /* 0: ourselves */
 	unsigned int rdma_out; /* puts, gets and kernel atomics not yet completed */
-	unsigned int data_out; /* of which puts and gets: not ordered with the lock word's swaps */
+	unsigned int unordered_out; /* of which gets and command-channel atomics: not ordered
+				     * before a lock word release */
 	unsigned int am_out; /* accumulates not yet acknowledged */
 	int lock; /* held: UREL_WIN_LOCK_*, 0 */
 	bool lock_nocheck;

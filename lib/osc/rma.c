@@ -19,7 +19,7 @@ struct urel_osc_rdma {
 	struct urel_request req;
 	struct urel_win *w;
 	int target;
-	bool data; /* a put or a get (counted in data_out) */
+	bool unordered; /* counted in unordered_out */
 	bool *done; /* fetching atomics: the caller waits on it */
 	int *status;
 	struct urel_win_req *wreq; /* request-based: counted there, its error reported there */
@@ -32,6 +32,8 @@ struct urel_osc_dest {
 	uint64_t off; /* RDMA: byte offset in the registration; messages: the target's disp */
 	uint64_t rkey;
 	uint64_t addr; /* the target's address of the first byte (alignment checks) */
+	bool data_chan; /* an atomic on the data channel (the lock word's) */
+	bool defer; /* no doorbell: the word's release (or the next wait) rings it */
 	void *local; /* self: the bytes */
 	struct urel_osc_sync next; /* the epoch state once the operation counts */
 };
@@ -43,7 +45,7 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[op->target].rdma_out--;
-	w->t[op->target].data_out -= op->data;
+	w->t[op->target].unordered_out -= op->unordered;
 	if (urel_osc_peer_fatal(c->status)) {
 		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
 		if (!op->wreq)
@@ -199,20 +201,30 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	op->done = done;
 	op->status = status;
 	op->wreq = wreq;
-	op->data = kind != UREL_OP_ATOMIC;
+	/*
+	 * The target's kernel applies a put, and an atomic on the data
+	 * channel, as it delivers them: before a word release posted after
+	 * them. A get's bytes are read when its answer leaves, an atomic on
+	 * the command channel may pass the release: those must be answered
+	 * before it.
+	 */
+	op->unordered = kind == UREL_OP_GET || (kind == UREL_OP_ATOMIC && !d->data_chan);
 	pthread_mutex_lock(&c->lock);
 	w->t[target].rdma_out++;
-	w->t[target].data_out += op->data;
+	w->t[target].unordered_out += op->unordered;
 	if (wreq)
 		wreq->rdma++;
 	pthread_mutex_unlock(&c->lock);
 	for (;;) {
 		if (kind == UREL_OP_PUT)
-			ret = urel_ep_put(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req, 0);
+			ret = urel_ep_put(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req,
+					  d->defer ? UREL_POST_MORE : 0);
 		else if (kind == UREL_OP_GET)
 			ret = urel_ep_get(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req, 0);
 		else
-			ret = urel_ep_atomic(c->ep, d->t->peer, at, d->rkey, off, &op->req, 0);
+			ret = urel_atomic_post(
+				c->ep, d->data_chan ? USNIC_REL_CHAN_DATA : USNIC_REL_CHAN_CMD,
+				d->t->peer, at, d->rkey, off, &op->req, 0);
 		if (!urel_osc_retry(ret))
 			break;
 		if (urel_ep_progress(c->ep, 0) <= 0)
@@ -221,7 +233,7 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	if (ret) {
 		pthread_mutex_lock(&c->lock);
 		w->t[target].rdma_out--;
-		w->t[target].data_out -= op->data;
+		w->t[target].unordered_out -= op->unordered;
 		if (wreq)
 			wreq->rdma--;
 		pthread_mutex_unlock(&c->lock);
@@ -232,7 +244,9 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 
 int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op)
 {
-	struct urel_osc_dest d = { .t = &w->t[target], .rkey = w->t[target].info.word_rkey };
+	struct urel_osc_dest d = { .t = &w->t[target],
+				   .rkey = w->t[target].info.word_rkey,
+				   .data_chan = true };
 	struct urel_atomic at = {
 		.op = UREL_ATOMIC_CAS, .size = 8, .operand = op->swap, .compare = op->compare
 	};
@@ -248,25 +262,6 @@ static bool urel_osc_passive(const struct urel_win *w)
 	return w->sync.type == UREL_OSC_SYNC_LOCK || w->sync.type == UREL_OSC_SYNC_LOCK_NO_CHECK ||
 	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL ||
 	       w->sync.type == UREL_OSC_SYNC_LOCK_ALL_NO_CHECK;
-}
-
-/*
- * A put of one aligned 4- or 8-byte word in an epoch that holds the
- * target's lock word goes as the kernel's swap: on the command channel,
- * like the word's release, which the target's kernel then applies after
- * it, so the unlock need not wait for the put's answer first.
- */
-static bool urel_osc_put_swap(struct urel_win *w, int target, const struct urel_osc_dest *d,
-			      size_t len)
-{
-	bool word;
-
-	if ((len != 4 && len != 8) || d->addr % len)
-		return false;
-	pthread_mutex_lock(&w->ctx->lock);
-	word = w->t[target].word;
-	pthread_mutex_unlock(&w->ctx->lock);
-	return word;
 }
 
 static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, int target,
@@ -295,13 +290,13 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	ret = urel_osc_lazy_acquire(w, target);
 	if (ret)
 		return ret;
-	if (kind == UREL_OP_PUT && !wreq && urel_osc_put_swap(w, target, &d, len)) {
-		struct urel_atomic at = { .op = UREL_ATOMIC_SWAP, .size = (unsigned int)len };
-
-		memcpy(&at.operand, buf, len); /* little-endian: the low bytes */
-		return urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, len, &d, d.off, &at, NULL,
-				     NULL, NULL);
-	}
+	/*
+	 * Under the word only the unlock or a flush completes it: one doorbell
+	 * then for the put and the release, one kernel pass sending both.
+	 */
+	pthread_mutex_lock(&w->ctx->lock);
+	d.defer = kind == UREL_OP_PUT && !wreq && w->t[target].word;
+	pthread_mutex_unlock(&w->ctx->lock);
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;
 
