@@ -3,8 +3,9 @@
 # transfer between two processes over lo. vm_reliable checks that every byte
 # arrives once and in order, that out-of-range rates are refused, that the
 # faults asked for happened (ep<N>/fault) and that the sender retransmitted;
-# packets that never left the host (skb allocation failures) are resent early
-# without a timeout, and a GSO run without memory goes packet by packet.
+# packets that never left the host (skb allocation failures) are resent early,
+# not by the timer, probes or SACKs, and a GSO run without memory goes packet
+# by packet.
 # Usage: fault_inject.sh [COUNT]
 set -uo pipefail
 count=${1:-200}
@@ -36,7 +37,7 @@ run() {
 }
 
 run "sender drops 10%" "" "drop=100000"
-run "sender's next 200 skbs fail to allocate: resent early, no timeout" "" \
+run "sender's next 200 skbs fail to allocate: resent early, not by loss recovery" "" \
 	"xmit_nomem_next=200" 0
 run "sender's GSO skbs fail to allocate: packet by packet, no error" "" \
 	"gso_nomem_next=100000" 0
