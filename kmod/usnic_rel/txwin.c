@@ -489,7 +489,17 @@ static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w)
 		struct usnic_rel_tx_slot *s =
 			&w->slots[usnic_rel_txwin_slot(w, seq)];
 
-		if (s->sacked || s->lost || s->sent_ns + reo >= w->delivered_ns)
+		if (s->sent_ns + reo >= w->delivered_ns) {
+			/*
+			 * Sent once, too recently: every later packet was
+			 * first sent after it, so none can be lost by time.
+			 * Stops the walk at the recent part of the flight.
+			 */
+			if (s->sent_ns == s->first_ns)
+				break;
+			continue;
+		}
+		if (s->sacked || s->lost)
 			continue;
 		s->lost = true;
 		w->nr_lost++;
