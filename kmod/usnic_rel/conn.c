@@ -525,7 +525,6 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		c->retx_held = false;
 		c->retx_local = false;
 		c->cc_lost_held = false;
-		c->cc_lost_local = false;
 		c->retx_probe = false;
 	}
 	conn->epoch = atomic_inc_return(&ep->conn_epochs);

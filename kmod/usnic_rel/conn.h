@@ -132,7 +132,6 @@ struct usnic_rel_chan_conn {
 	/* Congestion control (cwnd.c, in tx.cc); loss marks in tx. */
 	bool cc_lost_by_timeout;	/* the last finding was the timer's */
 	bool cc_lost_held;		/* ... or held for the pairing */
-	bool cc_lost_local;		/* ... or dropped by this host */
 	u64 cc_timeouts_counted;	/* tx.cc.rto_episodes in the counters */
 };
 

@@ -73,7 +73,6 @@ void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 			       const void *buf, size_t len, int err)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
-	struct usnic_rel_tx_slot *slot;
 	struct usnic_rel_chan_conn *c;
 	struct usnic_rel_txbuf *b;
 	struct usnic_rel_hdr h;
@@ -96,10 +95,8 @@ void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 	    usnic_rel_seq_before(seq, c->tx.next)) {
 		/* Only the window's own copy: it may have been acked since. */
 		b = usnic_rel_txwin_pkt(&c->tx, seq);
-		slot = &c->tx.slots[usnic_rel_txwin_slot(&c->tx, seq)];
-		if (b && b->data == buf && !slot->lost && !slot->sacked) {
-			slot->lost = true;
-			c->tx.nr_lost++;
+		if (b && b->data == buf &&
+		    usnic_rel_txwin_mark_local(&c->tx, seq)) {
 			c->retx_local = true;
 			marked = true;
 		}
@@ -725,18 +722,10 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
  */
 static bool usnic_rel_retx_mark(struct usnic_rel_chan_conn *c)
 {
-	if (!c->retx_all && !c->retx_pending) {
-		/* Marked by the host's own drops: first sends, no finding. */
-		if (c->retx_local) {
-			c->retx_local = false;
-			c->cc_lost_by_timeout = false;
-			c->cc_lost_held = false;
-			c->cc_lost_local = true;
-		}
-		return false;
-	}
+	/* The host's own drops are marked per packet: no finding. */
 	c->retx_local = false;
-	c->cc_lost_local = false;
+	if (!c->retx_all && !c->retx_pending)
+		return false;
 	if (c->retx_all)
 		usnic_rel_txwin_mark_lost(&c->tx, c->tx.next,
 					  c->retx_sent_before);
@@ -765,8 +754,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
 	struct usnic_rel_txwin *w = &c->tx;
 	u64 now = ktime_get_ns();
-	unsigned int n = 0, i;
-	bool more = false, force;
+	unsigned int n = 0, nr_local = 0, i;
+	bool more = false, force, local;
 	u32 seq;
 
 	spin_lock_bh(&conn->lock);
@@ -795,7 +784,9 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(w, seq);
 
 			force = false;
-			if (c->cc_lost_held || c->cc_lost_local) {
+			local = usnic_rel_txwin_lost_locally(w, seq);
+			nr_local += local;
+			if (c->cc_lost_held || local) {
 				usnic_rel_txwin_sent_late(w, seq, now);
 			} else {
 				usnic_rel_txwin_retransmitted(w, seq, now);
@@ -810,16 +801,17 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			batch[n++] = b;
 		}
 		/* The host's own drops counted when they happened. */
-		if (c->cc_lost_held)
+		if (c->cc_lost_held) {
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS,
-					n - first);
-		else if (c->cc_lost_by_timeout)
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n - first);
-		else if (!c->cc_lost_local)
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n - first);
-		if (!c->cc_lost_held && !c->cc_lost_local)
+					n - first - nr_local);
+		} else {
+			usnic_rel_count(ep, c->cc_lost_by_timeout ?
+					USNIC_REL_CNT_RETX_TIMEOUT :
+					USNIC_REL_CNT_RETX_FAST,
+					n - first - nr_local);
 			*(c->cc_lost_by_timeout ? &c->retx_timeout :
-			  &c->retx_fast) += n - first;
+			  &c->retx_fast) += n - first - nr_local;
+		}
 		more = n == USNIC_REL_RETX_BATCH && w->nr_lost;
 	}
 	spin_unlock_bh(&conn->lock);
@@ -827,6 +819,16 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	for (i = 0; i < n; i++) {
 		usnic_rel_xmit(ep, peer, batch[i]->data, batch[i]->len);
 		usnic_rel_txbuf_put(ep, batch[i]);
+	}
+	if (more) {
+		/*
+		 * A resend the host dropped again (send buffer still full) is
+		 * marked again: looping would spin on it under tx_lock. The
+		 * retry work, or the next ACK, sends it once there is room.
+		 */
+		spin_lock_bh(&conn->lock);
+		more = !c->retx_local;
+		spin_unlock_bh(&conn->lock);
 	}
 	return more;
 }

@@ -265,6 +265,7 @@ int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 	s->retx = 0;
 	s->sacked = false;
 	s->lost = false;
+	s->local = false;
 	*seq = w->next++;
 	return 0;
 }
@@ -290,6 +291,7 @@ static void usnic_rel_txwin_unlose(struct usnic_rel_txwin *w,
 		s->lost = false;
 		w->nr_lost--;
 	}
+	s->local = false;
 }
 
 /*
@@ -487,7 +489,17 @@ static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w)
 		struct usnic_rel_tx_slot *s =
 			&w->slots[usnic_rel_txwin_slot(w, seq)];
 
-		if (s->sacked || s->lost || s->sent_ns + reo >= w->delivered_ns)
+		if (s->sent_ns + reo >= w->delivered_ns) {
+			/*
+			 * Sent once, too recently: every later packet was
+			 * first sent after it, so none can be lost by time.
+			 * Stops the walk at the recent part of the flight.
+			 */
+			if (s->sent_ns == s->first_ns)
+				break;
+			continue;
+		}
+		if (s->sacked || s->lost)
 			continue;
 		s->lost = true;
 		w->nr_lost++;
@@ -782,3 +794,33 @@ void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
 	usnic_rel_txwin_stamp(w, seq, now_ns);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_sent_late);
+
+/*
+ * In-flight packet @seq never left this host (the send buffer was full):
+ * out of the pipe until sent again, and that send is not a retransmission
+ * (its ACK still gives an RTT sample). Only a packet neither held by the
+ * peer nor already presumed lost; returns whether it was marked.
+ */
+bool usnic_rel_txwin_mark_local(struct usnic_rel_txwin *w, u32 seq)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
+		return false;
+	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
+	if (s->lost || s->sacked)
+		return false;
+	s->lost = true;
+	s->local = true;
+	w->nr_lost++;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_mark_local);
+
+/* Whether in-flight packet @seq waits to be resent after a local drop. */
+bool usnic_rel_txwin_lost_locally(const struct usnic_rel_txwin *w, u32 seq)
+{
+	return usnic_rel_seq_in_window(seq, w->una, w->next - w->una) &&
+	       w->slots[usnic_rel_txwin_slot(w, seq)].local;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_lost_locally);

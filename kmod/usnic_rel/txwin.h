@@ -42,6 +42,7 @@ struct usnic_rel_tx_slot {
 	u16 retx;	/* retransmissions: no RTT sample (Karn) */
 	bool sacked;	/* the receiver holds it out of order */
 	bool lost;	/* presumed lost, not yet sent again: out of the pipe */
+	bool local;	/* ... because this host dropped it: its resend is a send */
 };
 
 struct usnic_rel_txwin {
@@ -80,7 +81,7 @@ struct usnic_rel_ack_result {
 	u32 freed;		/* how many: [freed_from, freed_from + freed) */
 	u32 newly_sacked;
 	s64 rtt_ns;		/* RTT sample, or -1 */
-	s64 sack_rtt_ns;	/* ... of the oldest newly SACKed, never resent */
+	s64 sack_rtt_ns;	/* ... of the newest newly SACKed, never resent */
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
 	bool recovery_started;	/* ... and it began a congestion episode */
 	u32 rack_lost;		/* newly presumed lost by time */
@@ -118,6 +119,8 @@ u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
 			      u64 sent_before);
 bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq);
 void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
+bool usnic_rel_txwin_mark_local(struct usnic_rel_txwin *w, u32 seq);
+bool usnic_rel_txwin_lost_locally(const struct usnic_rel_txwin *w, u32 seq);
 u64 usnic_rel_txwin_reo_wnd(const struct usnic_rel_txwin *w);
 
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)

@@ -481,6 +481,74 @@ static void cwnd_sack_gives_rtt_sample(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+static void cwnd_peer_not_ready_undoes_fast_recovery(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	cc.ssthresh = 64;
+	/* What the peer held after its drop was SACKed: it looked a loss. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	/* A recovery, a timeout inside it, then the news: before both. */
+	usnic_rel_cwnd_ack(&cc, 1, 40);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 41);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 41);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	/* Progress after the reduction: the loss was the path's, kept. */
+	usnic_rel_cwnd_ack(&cc, 1, 41);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	usnic_rel_cwnd_ack(&cc, 1, 42);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 21);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_RECOVERY);
+}
+
+static void cwnd_local_drop_marks_one_packet(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq = 0;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	cw_send(test, &w, 4, 10);
+	/* 2 is SACKed: the host's drop of an old copy changes nothing. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x2, true, 11, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 2));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 4));
+	/* 1 never left: out of the pipe, and only it is a local resend. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_mark_local(&w, 1));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 1));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 2);
+	/* A recovery finds 0 lost on the path. */
+	w.epoch++;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, 1, U64_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 0));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_lost_locally(&w, 1));
+	/* Sent again: the mark goes with the loss. */
+	usnic_rel_txwin_sent_late(&w, 1, 12);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 1));
+	KUNIT_EXPECT_EQ(test, w.slots[1].retx, 0);
+	usnic_rel_txwin_retransmitted(&w, 0, 12);
+	KUNIT_EXPECT_EQ(test, w.slots[0].retx, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 3);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_slow_start),
 	KUNIT_CASE(cwnd_app_limited_does_not_grow),
@@ -494,6 +562,8 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
 	KUNIT_CASE(cwnd_spurious_resend_widens_reordering),
 	KUNIT_CASE(cwnd_sack_gives_rtt_sample),
+	KUNIT_CASE(cwnd_peer_not_ready_undoes_fast_recovery),
+	KUNIT_CASE(cwnd_local_drop_marks_one_packet),
 	{}
 };
 
