@@ -785,7 +785,6 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 
 			force = false;
 			local = usnic_rel_txwin_lost_locally(w, seq);
-			nr_local += local;
 			if (c->cc_lost_held || local) {
 				usnic_rel_txwin_sent_late(w, seq, now);
 			} else {
@@ -797,6 +796,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			seq++;
 			if (!b)
 				continue;
+			nr_local += local;
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
