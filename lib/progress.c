@@ -122,11 +122,18 @@ static void urel_progress_leave(struct urel_ep *ep)
  */
 static bool urel_progress_idle(struct urel_ep *ep)
 {
+	/*
+	 * The ring first: a thread that took our completion from it raised
+	 * prog_depth before it moved cq.idx (released), so seeing the ring
+	 * empty then the depth at 0 means its dispatch is over and visible,
+	 * not under way (the caller would sleep with nobody to wake it).
+	 */
+	if (__atomic_load_n(&ep->cq.idx, __ATOMIC_ACQUIRE) != urel_load_acquire(ep->cq.tail))
+		return false;
 	return !__atomic_load_n(&ep->prog_depth, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&ep->prog_parked, __ATOMIC_RELAXED) &&
 	       __atomic_load_n(&ep->prog_head, __ATOMIC_RELAXED) ==
-		       __atomic_load_n(&ep->prog_count, __ATOMIC_RELAXED) &&
-	       urel_load_acquire(ep->cq.tail) == __atomic_load_n(&ep->cq.idx, __ATOMIC_RELAXED);
+		       __atomic_load_n(&ep->prog_count, __ATOMIC_RELAXED);
 }
 
 /*
