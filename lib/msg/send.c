@@ -138,10 +138,14 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	}
 	rndv = len > m->attr.eager_max;
 	r->rndv = rndv;
-	/* Too large to pin at once, or it did not fit: the receiver asks for windows. */
+	/*
+	 * Too large to pin at once, or it did not fit under the memlock limit:
+	 * the receiver asks for windows. Without a limit, -ENOMEM is a failed
+	 * allocation, for the caller to retry.
+	 */
 	if (rndv && len <= m->rndv_win) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
-		if (ret && ret != -ENOMEM) {
+		if (ret && (ret != -ENOMEM || m->rndv_win == SIZE_MAX)) {
 			free(r);
 			return ret;
 		}
