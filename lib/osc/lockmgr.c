@@ -121,6 +121,16 @@ int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 	return 0;
 }
 
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted)
+{
+	*granted = NULL;
+	if (!lm->word)
+		return -EINVAL;
+	/* Late (we took the word meanwhile) or early (readers remain): grants nothing. */
+	urel_osc_lock_grant_head(lm, granted);
+	return 0;
+}
+
 int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted)
 {
