@@ -79,6 +79,38 @@ bool urel_osc_lw_take(uint64_t *word)
 	}
 }
 
+bool urel_osc_lw_share(uint64_t *word, uint64_t bit)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while (urel_osc_lw_readers_only(v)) {
+		if (urel_osc_lw_cas(word, &v, v | bit))
+			return true;
+	}
+	return false;
+}
+
+void urel_osc_lw_unshare(uint64_t *word, uint64_t bit)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while ((v & bit) && !(v & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL))) {
+		if (urel_osc_lw_cas(word, &v, v & ~bit))
+			return;
+	}
+}
+
+void urel_osc_lw_mark(uint64_t *word)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while ((v & UREL_OSC_LW_READERS) &&
+	       !(v & (UREL_OSC_LW_WAITERS | UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL))) {
+		if (urel_osc_lw_cas(word, &v, v | UREL_OSC_LW_WAITERS))
+			return;
+	}
+}
+
 void urel_osc_lw_drop(uint64_t *word)
 {
 	uint64_t v = UREL_OSC_LW_MANAGED;

@@ -131,6 +131,8 @@ struct urel_osc_lockreq {
 
 struct urel_osc_lockmgr {
 	uint64_t *word; /* the window's lock word (lockword.c), NULL: none */
+	uint64_t reader_bit; /* our own rank's reader bit in it, 0: none (wide window) */
+	bool by_bit; /* the shared lock we granted is held by reader_bit, not MANAGED */
 	int type; /* 0 (free) or the type held */
 	unsigned int shared; /* holders of a shared lock */
 	struct urel_osc_lockreq *head, *tail; /* waiting, oldest first */
@@ -186,6 +188,12 @@ int urel_osc_lw_owner(uint64_t v);
 bool urel_osc_lw_readers_only(uint64_t v);
 /* Group rank @r holds @v through the word, exclusively or shared. */
 bool urel_osc_lw_holds(uint64_t v, int r);
+/* Manager: add @bit to a word only readers hold (true), else false. */
+bool urel_osc_lw_share(uint64_t *word, uint64_t bit);
+/* Manager: take @bit out again. */
+void urel_osc_lw_unshare(uint64_t *word, uint64_t bit);
+/* Manager: mark WAITERS on a word readers hold, so that no reader joins and the last tells us. */
+void urel_osc_lw_mark(uint64_t *word);
 /* Manager: take the word (true), or mark WAITERS on the holders' (false). */
 bool urel_osc_lw_take(uint64_t *word);
 /* Manager: nothing it granted is held any more: free the word if it is ours (or a stale mark). */

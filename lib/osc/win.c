@@ -105,6 +105,9 @@ static void urel_osc_word_new(struct urel_win *w, struct urel_group *g)
 		return;
 	}
 	w->lm.word = p;
+	/* Origins' reader bits exist only up to the limit: ours too. */
+	if (w->size <= UREL_OSC_LW_READERS_MAX)
+		w->lm.reader_bit = UREL_OSC_LW_READER(w->rank);
 }
 
 static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
@@ -156,8 +159,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		mine.status = urel_osc_ctx_thread(w->ctx);
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
-	/* Optional: without a lock word (no memory, memlock limit) exclusive locks ask the manager.
-	 */
+	/* Optional: without a lock word (no memory, memlock limit) locks ask the manager. */
 	if (!mine.status && !(flags & UREL_WIN_NO_LOCKS))
 		urel_osc_word_new(w, g);
 	/* Peers first: a message may arrive as soon as the window is listed. */

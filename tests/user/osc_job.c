@@ -494,6 +494,18 @@ static void test_locks(struct urel_group *g)
 		OK(urel_win_unlock(w, r));
 	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, target, 0)); /* no operations */
 	OK(urel_win_unlock(w, target));
+	/*
+	 * A shared lock never waits for shared ones: everyone holds its right
+	 * neighbour's lock word by its reader bit (taken by the get), then
+	 * locks itself beside its left neighbour's bit, all at once.
+	 */
+	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, (rank + 1) % nranks, 0));
+	OK(urel_win_get(w, pair, 16, (rank + 1) % nranks, 0));
+	OK(urel_win_flush(w, (rank + 1) % nranks));
+	OK(urel_group_barrier(g));
+	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, rank, 0));
+	OK(urel_win_unlock(w, rank));
+	OK(urel_win_unlock(w, (rank + 1) % nranks));
 	OK(urel_group_barrier(g));
 	if (rank == target)
 		CHECK(mem[0] == (uint64_t)iters * (uint64_t)nranks && mem[1] == mem[0],

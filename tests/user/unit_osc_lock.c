@@ -341,7 +341,7 @@ static void check_word_reclaim(void)
 static void check_word_random(void)
 {
 	uint64_t word = 0;
-	struct urel_osc_lockmgr lm = { .word = &word };
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(40) };
 	unsigned int seed = 777, fast_grants = 0, mgr_grants = 0, handoffs = 0, shared = 0,
 		     gone = 0;
 	int held_sh = 0, held_ex = 0, owner = -1;
@@ -413,12 +413,16 @@ static void check_word_random(void)
 		}
 		URT_CHECK(held_ex <= 1 && !(held_ex && held_sh));
 		URT_CHECK_EQ(lm.type != 0, held_ex || held_sh);
-		if (lm.type)
+		if (lm.type && !lm.by_bit)
 			URT_CHECK_EQ(word, M);
+		if (lm.by_bit)
+			URT_CHECK(lm.type == SH && (word & RD(40)) &&
+				  !(word & (M | UREL_OSC_LW_EXCL)));
 		if (owner >= 0)
 			URT_CHECK(!lm.type && !readers && (word & ~W) == OWN(owner));
 		if (readers)
-			URT_CHECK(!lm.type && owner < 0 && (word & ~W) == readers);
+			URT_CHECK(lm.type != EX && (!lm.type || lm.by_bit) && owner < 0 &&
+				  (word & ~(W | RD(40))) == readers);
 		if (lm.head)
 			URT_CHECK(word != 0);
 		if (!lm.type && owner < 0 && !readers)
@@ -504,8 +508,48 @@ static void check_word_shared(void)
 	free(s4);
 }
 
+/* The manager's own shared grants beside origin readers: by its own bit, never waiting. */
+static void check_word_mgr_shared(void)
+{
+	uint64_t word = RD(1);
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(9) };
+	struct urel_osc_lockreq *s2 = req(SH, 2), *x3 = req(EX, 3), *s4 = req(SH, 4), *g;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 1);
+	URT_CHECK(lm.by_bit && word == (RD(1) | RD(9)));
+	/* More origins may still join; an exclusive request marks the word. */
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(9), RD(1) | RD(5) | RD(9)), RD(1) | RD(9));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(1) | RD(5) | RD(9) | W);
+	URT_CHECK(!urel_osc_lw_readers_only(word));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 0); /* behind x3 */
+	/* A dead reader's bit comes back beside ours. */
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 5, &g), 1);
+	URT_CHECK(!g && word == (RD(1) | RD(9) | W));
+	/* Our release first: origin 1 still reads, x3 waits for its notice. */
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && !lm.by_bit && word == (RD(1) | W));
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | W, W), RD(1) | W);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK(g == x3 && word == M && lm.type == EX);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == s4 && word == M && !lm.by_bit);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && word == 0);
+	/* Free word: the manager holds it as before; readers cannot join it. */
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 1);
+	URT_CHECK(!lm.by_bit && word == M);
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(1)), M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK_EQ(word, 0);
+	free(s2);
+	free(x3);
+	free(s4);
+}
+
 int main(void)
 {
+	check_word_mgr_shared();
 	check_word_shared();
 	check_word_take();
 	check_word_fifo();
