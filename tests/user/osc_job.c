@@ -497,8 +497,10 @@ static void test_locks(struct urel_group *g)
 	/*
 	 * A shared lock never waits for shared ones: everyone holds its right
 	 * neighbour's lock word by its reader bit (taken by the get), then
-	 * locks itself beside its left neighbour's bit, all at once.
+	 * locks itself beside its left neighbour's bit, all at once. The
+	 * barrier first: nobody may still wait for a lock on us meanwhile.
 	 */
+	OK(urel_group_barrier(g));
 	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, (rank + 1) % nranks, 0));
 	OK(urel_win_get(w, pair, 16, (rank + 1) % nranks, 0));
 	OK(urel_win_flush(w, (rank + 1) % nranks));
