@@ -8,9 +8,9 @@
  *   msg_stream -c SERVER_IP -b BIND_IP [-p PORT] [-S 8,65536,...] [-t SECONDS]
  *              [-N MIN_MSGS] [-W WINDOW_BYTES]
  *
- * For each size the client announces the size; the receiver allocates a
- * window of W buffers (W = WINDOW_BYTES / size, default 16 MiB, clamped to
- * 2..64), pre-posts a receive into each and answers; every receive that
+ * For each size the client announces the size; the receiver allocates (and
+ * touches) a window of W buffers (W = WINDOW_BYTES / size, default 16 MiB,
+ * clamped to 2..64), pre-posts a receive into each and answers; every receive that
  * completes is checked (length) and posted again. The sender keeps at most
  * W sends outstanding (an eager send completes once the core took it, a
  * rendezvous send on the receiver's FIN) and sends for -t seconds (default
@@ -79,6 +79,12 @@ static int server(struct bench_msg *bm, size_t wbytes)
 			bufs[i] = malloc(size);
 			if (!bufs[i])
 				return 1;
+			/*
+			 * Mapped before the clock starts, as the core's receive
+			 * buffers are: the run measures the transfer, not the
+			 * first-touch page faults of a fresh allocation.
+			 */
+			memset(bufs[i], 0, size);
 			ret = urel_msg_irecv(bm->m, bm->b.peer, bufs[i], size, BENCH_TAG_DATA, 0,
 					     &reqs[i]);
 			if (ret < 0)

@@ -22,7 +22,7 @@ struct urel_am {
 	struct urel_am *next;
 	struct urel_ep *ep;
 	unsigned int refs;
-	pthread_mutex_t lock; /* the table */
+	pthread_mutex_t lock; /* serialises changes to the table; dispatch reads it atomically */
 	struct urel_am_slot slot[UREL_AM_NR];
 	uint64_t dropped; /* atomic */
 };
@@ -43,11 +43,14 @@ static int urel_am_dispatch(struct urel_ep *ep, const struct urel_completion *c,
 	h.seq = le32toh(h.seq);
 	if (h.version != UREL_AM_VERSION || h.handler >= UREL_AM_NR)
 		goto drop;
-	pthread_mutex_lock(&am->lock);
-	s = am->slot[h.handler];
-	pthread_mutex_unlock(&am->lock);
+	/*
+	 * No lock per message: the function is published after its argument
+	 * (urel_am_register()), so one read of it sees the argument too.
+	 */
+	s.fn = __atomic_load_n(&am->slot[h.handler].fn, __ATOMIC_ACQUIRE);
 	if (!s.fn)
 		goto drop;
+	s.arg = __atomic_load_n(&am->slot[h.handler].arg, __ATOMIC_RELAXED);
 	return s.fn(s.arg, &h, c, (const char *)c->data + sizeof(h), c->len - sizeof(h)) ==
 			       UREL_RECV_AGAIN
 		       ? UREL_RECV_AGAIN
@@ -120,10 +123,12 @@ int urel_am_register(struct urel_am *am, unsigned int id, urel_am_fn fn, void *a
 	if (!am || !id || id >= UREL_AM_NR || !fn)
 		return -EINVAL;
 	pthread_mutex_lock(&am->lock);
-	if (am->slot[id].fn)
+	if (am->slot[id].fn) {
 		ret = -EBUSY;
-	else
-		am->slot[id] = (struct urel_am_slot){ fn, arg };
+	} else {
+		__atomic_store_n(&am->slot[id].arg, arg, __ATOMIC_RELAXED);
+		__atomic_store_n(&am->slot[id].fn, fn, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&am->lock);
 	return ret;
 }
@@ -133,7 +138,8 @@ void urel_am_unregister(struct urel_am *am, unsigned int id)
 	if (!am || id >= UREL_AM_NR)
 		return;
 	pthread_mutex_lock(&am->lock);
-	am->slot[id] = (struct urel_am_slot){ 0 };
+	/* The argument stays: a dispatch that already read the function reads it next. */
+	__atomic_store_n(&am->slot[id].fn, NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&am->lock);
 }
 

@@ -28,7 +28,11 @@ static int urel_cq_take(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t 
 		n = avail;
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(&raw[i], urel_ring_slot(cq, cq->idx + i, sizeof(*raw)), sizeof(*raw));
-	cq->idx += n;
+	/*
+	 * Released: urel_progress_idle() compares it with the tail without the
+	 * lock, and must then see the prog_depth raised before this take.
+	 */
+	__atomic_store_n(&cq->idx, cq->idx + n, __ATOMIC_RELEASE);
 	urel_store_release(cq->head, cq->idx);
 	pthread_mutex_unlock(&ep->cq_lock);
 	return (int)n;

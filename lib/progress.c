@@ -95,7 +95,8 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 		return false;
 	}
 	ep->prog_owner = pthread_self();
-	ep->prog_depth++;
+	/* Released: urel_progress_idle() reads it without the lock. */
+	__atomic_store_n(&ep->prog_depth, ep->prog_depth + 1, __ATOMIC_RELEASE);
 	*fn = ep->recv_fn;
 	*arg = ep->recv_arg;
 	pthread_mutex_unlock(&ep->cq_lock);
@@ -105,10 +106,34 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 static void urel_progress_leave(struct urel_ep *ep)
 {
 	pthread_mutex_lock(&ep->cq_lock);
+	__atomic_store_n(&ep->prog_depth, ep->prog_depth - 1, __ATOMIC_RELEASE);
 	/* The common case, one thread alone, pays no wake-up. */
-	if (!--ep->prog_depth && ep->prog_waiters)
+	if (!ep->prog_depth && ep->prog_waiters)
 		pthread_cond_broadcast(&ep->prog_idle);
 	pthread_mutex_unlock(&ep->cq_lock);
+}
+
+/*
+ * Nothing to dispatch: no thread dispatching (its batch or parked receive
+ * would be work), and the ring empty. Read without the lock, as a hint: a
+ * completion that lands just after is found by the caller's next call, and
+ * a sleep on the device fd wakes for it. A busy-poll loop mostly finds
+ * this, and then pays no lock round trips.
+ */
+static bool urel_progress_idle(struct urel_ep *ep)
+{
+	/*
+	 * The ring first: a thread that took our completion from it raised
+	 * prog_depth before it moved cq.idx (released), so seeing the ring
+	 * empty then the depth at 0 means its dispatch is over and visible,
+	 * not under way (the caller would sleep with nobody to wake it).
+	 */
+	if (__atomic_load_n(&ep->cq.idx, __ATOMIC_ACQUIRE) != urel_load_acquire(ep->cq.tail))
+		return false;
+	return !__atomic_load_n(&ep->prog_depth, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&ep->prog_parked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&ep->prog_head, __ATOMIC_RELAXED) ==
+		       __atomic_load_n(&ep->prog_count, __ATOMIC_RELAXED);
 }
 
 /*
@@ -131,6 +156,11 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 		return -EINVAL;
 	if (!max)
 		max = UREL_CQ_BATCH;
+	if (urel_progress_idle(ep)) {
+		/* What urel_ep_poll_cq() would do: hand over sends left in the rings. */
+		n = urel_sq_kick(ep);
+		return n < 0 && n != -EINTR && n != -EAGAIN && n != -ENOMEM ? n : 0;
+	}
 	if (!urel_progress_enter(ep, &fn, &arg))
 		return 0;
 	while (done < max) {

@@ -189,6 +189,12 @@ static int urel_fi_ep_close(struct fid *fid)
 
 	/* Writes and reads still under way finish first (bounded: a peer may be gone). */
 	drained = urel_fi_rma_drain(ep, 2000);
+	UREL_FI_INFO(FI_LOG_EP_CTRL,
+		     "endpoint closed: %llu sends, %llu receives, %llu writes, %llu reads, "
+		     "%llu atomics\n",
+		     ep->posted[UREL_FI_POSTED_SEND], ep->posted[UREL_FI_POSTED_RECV],
+		     ep->posted[2 + UREL_FI_RMA_WRITE], ep->posted[2 + UREL_FI_RMA_READ],
+		     ep->posted[2 + UREL_FI_RMA_ATOMIC]);
 	if (ep->tx_cq)
 		urel_fi_cq_unbind_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)

@@ -260,6 +260,7 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 	ep->rmas = op;
 	ep->nrma++;
 	ep->ntx++;
+	ep->posted[2 + op->kind]++;
 	urel_fi_rma_note(ep, op);
 	urel_fi_rma_finish(ep, op); /* nothing to wait for (0 bytes): complete now */
 	pthread_mutex_unlock(&ep->lock);

@@ -175,6 +175,10 @@ struct urel_fi_op {
 	bool cancelled;
 };
 
+/* Index 0 and 1 of urel_fi_ep.posted; the RMA kinds follow. */
+#define UREL_FI_POSTED_SEND 0
+#define UREL_FI_POSTED_RECV 1
+
 enum urel_fi_rma_kind {
 	UREL_FI_RMA_WRITE,
 	UREL_FI_RMA_READ,
@@ -245,6 +249,12 @@ struct urel_fi_ep {
 	struct urel_msg_req *note_rx;
 	unsigned char *note_buf;
 	bool enabled;
+	/*
+	 * Operations the library took, by kind (sends, receives, then
+	 * enum urel_fi_rma_kind's): logged at close, so a run can tell what
+	 * really went through the provider (osc rdma may use shared memory).
+	 */
+	unsigned long long posted[2 + UREL_FI_RMA_ATOMIC + 1];
 };
 
 /* init.c */

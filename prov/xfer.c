@@ -228,6 +228,7 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 		goto out;
 	}
 	urel_fi_op_link(ep, op);
+	ep->posted[UREL_FI_POSTED_SEND]++;
 	UREL_FI_DBG(FI_LOG_EP_DATA, "send %zu bytes to %llu bits %#llx\n", len,
 		    (unsigned long long)dest, (unsigned long long)bits);
 out:
@@ -372,6 +373,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		goto fail;
 	}
 	urel_fi_op_link(ep, op);
+	ep->posted[UREL_FI_POSTED_RECV]++;
 	UREL_FI_DBG(FI_LOG_EP_DATA, "receive %zu bytes from %llu bits %#llx ignore %#llx\n", len,
 		    (unsigned long long)src, (unsigned long long)bits, (unsigned long long)ignore);
 	goto out;

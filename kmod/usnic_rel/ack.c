@@ -30,6 +30,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	/* Only a standalone ACK's payload is SACK blocks (checked by the parser). */
 	if (pure)
 		nblocks = pkt->payload_len / sizeof(struct usnic_rel_sack_block);
+	/* The reordering window of time-based loss detection follows SRTT. */
+	c->tx.srtt_ns = conn->rto.has_sample ?
+			(u64)conn->rto.srtt_us * NSEC_PER_USEC : 0;
 	/* A not-ready ACK repeats the hole on purpose: no duplicate. */
 	v = usnic_rel_txwin_ack_blocks(&c->tx, pkt->ack, pkt->sack,
 				       pkt->payload, nblocks, pure && !rnr,
@@ -67,7 +70,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	 * Room in the window, or in the pipe (a SACK): resend what is
 	 * presumed lost, then resume sends and answers that waited.
 	 */
-	if ((res.freed || res.newly_sacked) &&
+	if ((res.freed || res.newly_sacked || res.rack_lost) &&
 	    (c->tx.nr_lost || READ_ONCE(ep->sq_blocked) ||
 	     usnic_rel_conn_parked(conn) || usnic_rel_rdma_resp_pending(conn)))
 		usnic_rel_tx_work_kick(peer);
@@ -91,12 +94,17 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 	if (c->ack_pending && pkt->type != USNIC_REL_PKT_ACK)
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_PIGGYBACKED, 1);
 	pkt->flags |= USNIC_REL_F_ACK;
-	if (c->rnr_owed) {
+	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	/*
+	 * Only while the ACK still names the dropped packet as its hole: once
+	 * a resend of it was taken, the flag would tell the sender that later
+	 * losses are flow control.
+	 */
+	if (c->rnr_owed && pkt->ack == c->rnr_seq) {
 		pkt->flags |= USNIC_REL_F_RNR;
-		c->rnr_owed = false;
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
 	}
-	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	c->rnr_owed = false;
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)

@@ -32,11 +32,17 @@ static int usnic_rel_batch_gso(struct usnic_rel_ep *ep,
 		vec[i].iov_base = batch->b[i]->data;
 		vec[i].iov_len = batch->b[i]->len;
 	}
-	return usnic_rel_socket_send_gso(ep, &peer->dst_cache, &peer->addr,
+	return usnic_rel_socket_send_gso(ep, &peer->route, &peer->addr,
 					 vec, batch->n, batch->bytes);
 }
 
-/* Put the run on the wire and let go of it. Caller holds tx_lock. */
+/*
+ * Put the run on the wire and let go of it. A run the stack cannot take
+ * whole (no memory for its skb, a route that refuses GSO) goes packet by
+ * packet; a full send buffer drops it here, to be resent early, and no
+ * route or a denying policy leaves it to the retransmit timer
+ * (usnic_rel_xmit_local_drop()). Caller holds tx_lock.
+ */
 void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   struct usnic_rel_tx_batch *batch)
 {
@@ -44,17 +50,14 @@ void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	int ret;
 
 	lockdep_assert_held(&ep->tx_lock);
-	ret = -EOPNOTSUPP;
-	if (batch->n > 1 && !ep->no_gso && !usnic_rel_fault_active(ep)) {
+	if (batch->n > 1 && usnic_rel_route_gso(&peer->route) &&
+	    !usnic_rel_fault_active(ep)) {
 		ret = usnic_rel_batch_gso(ep, peer, batch);
-		/*
-		 * A path that cannot segment (IPsec) refuses GSO for good:
-		 * send packet by packet from now on.
-		 */
-		if (ret == -EINVAL || ret == -EIO)
-			ep->no_gso = true;
-	}
-	if (!ret || ret == -EAGAIN || ret == -ENOBUFS) {
+		if (ret == -ENOBUFS || ret == -ENOMEM || ret == -EIO ||
+		    ret == -EINVAL) {
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_GSO_FALLBACKS, 1);
+			goto one_by_one;
+		}
 		for (i = 0; i < batch->n; i++)
 			trace_usnic_rel_tx(ep->debug_id, peer->handle,
 					   batch->b[i]->data, batch->b[i]->len);
@@ -62,16 +65,18 @@ void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_GSO_RUNS, 1);
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, batch->n);
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, batch->bytes);
-		} else {
-			/* The copies stay in the window: the timer resends them. */
-			usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, batch->n);
+			goto out;
 		}
-	} else {
-		/* One packet, or faults to inject packet by packet. */
 		for (i = 0; i < batch->n; i++)
-			usnic_rel_xmit(ep, peer, batch->b[i]->data,
-				       batch->b[i]->len);
+			usnic_rel_xmit_local_drop(ep, peer, batch->b[i]->data,
+						  batch->b[i]->len, ret);
+		goto out;
 	}
+one_by_one:
+	/* One packet, faults to inject packet by packet, or the fallback. */
+	for (i = 0; i < batch->n; i++)
+		usnic_rel_xmit(ep, peer, batch->b[i]->data, batch->b[i]->len);
+out:
 	for (i = 0; i < batch->n; i++)
 		usnic_rel_txbuf_put(ep, batch->b[i]);
 	batch->n = 0;

@@ -469,6 +469,17 @@ bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn)
 	return false;
 }
 
+/* Whether packets the host itself dropped wait to be resent. Racy hint. */
+bool usnic_rel_conn_local_lost(const struct usnic_rel_conn *conn)
+{
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (READ_ONCE(conn->chan[i].retx_local))
+			return true;
+	return false;
+}
+
 /*
  * Complete every outstanding send with @status, hand a partly received
  * message's buffer back to userspace, forget the held packets and start
@@ -512,6 +523,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		c->retx_pending = false;
 		c->retx_all = false;
 		c->retx_held = false;
+		c->retx_local = false;
 		c->cc_lost_held = false;
 		c->retx_probe = false;
 	}

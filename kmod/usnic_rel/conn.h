@@ -124,6 +124,7 @@ struct usnic_rel_chan_conn {
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
 	bool retx_held;			/* ... held for the pairing: first sends */
+	bool retx_local;		/* resend what never left the host */
 	u64 retx_sent_before;		/* ... that were sent before this time */
 	bool retx_probe;		/* resend the newest unacked (tail probe) */
 	u64 retx_timeout;		/* packets resent: timer (debugfs) */
@@ -188,6 +189,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 void usnic_rel_conn_dead(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			 bool stalled);
 bool usnic_rel_conn_parked(const struct usnic_rel_conn *conn);
+bool usnic_rel_conn_local_lost(const struct usnic_rel_conn *conn);
 void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			     unsigned int chan, u32 from, u32 count);
 

@@ -87,6 +87,9 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_CWND_TIMEOUTS] = "cwnd_timeouts",
 	[USNIC_REL_CNT_RNR_ACKS_SENT] = "rnr_acks_sent",
 	[USNIC_REL_CNT_RNR_ACKS_RECEIVED] = "rnr_acks_received",
+	[USNIC_REL_CNT_RX_BAD_VERSION] = "rx_bad_version",
+	[USNIC_REL_CNT_TX_LOCAL_RESENDS] = "tx_local_resends",
+	[USNIC_REL_CNT_TX_GSO_FALLBACKS] = "tx_gso_fallbacks",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

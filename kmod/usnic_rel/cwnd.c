@@ -103,6 +103,8 @@ bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc)
 {
 	if (cc->state != USNIC_REL_CC_OPEN || cc->peer_rnr)
 		return false;
+	cc->undo_cwnd = cc->cwnd;
+	cc->undo_ssthresh = cc->ssthresh;
 	cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
 	cc->cwnd = cc->ssthresh;
 	cc->acked = 0;
@@ -118,8 +120,11 @@ void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc)
 	if (cc->peer_rnr)
 		return;
 	if (cc->state != USNIC_REL_CC_LOSS) {
-		cc->undo_cwnd = cc->cwnd;
-		cc->undo_ssthresh = cc->ssthresh;
+		/* A recovery since the last progress: undo to before it. */
+		if (cc->state == USNIC_REL_CC_OPEN || !cc->undo_cwnd) {
+			cc->undo_cwnd = cc->cwnd;
+			cc->undo_ssthresh = cc->ssthresh;
+		}
 		/* In recovery cwnd is already ssthresh: halve again. */
 		cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
 		cc->rto_episodes++;
@@ -142,13 +147,14 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_recovered);
 /*
  * The peer dropped the packet at the cumulative ACK for want of buffers
  * (USNIC_REL_F_RNR); cleared by the next ACK that frees packets. A timeout
- * since the last progress was that drop, not congestion: its collapse is
- * undone (the ACK saying so can come after the timer, on a busy receiver).
+ * or a fast recovery since the last progress was that drop, not congestion:
+ * its reduction is undone (the ACK saying so can come after the timer, on a
+ * busy receiver, or after the packets it held were SACKed).
  */
 void usnic_rel_cwnd_peer_rnr(struct usnic_rel_cwnd *cc)
 {
 	cc->peer_rnr = true;
-	if (cc->state == USNIC_REL_CC_LOSS && cc->undo_cwnd) {
+	if (cc->state != USNIC_REL_CC_OPEN && cc->undo_cwnd) {
 		cc->cwnd = cc->undo_cwnd;
 		cc->ssthresh = cc->undo_ssthresh;
 		cc->acked = 0;

@@ -8,7 +8,7 @@
  * A receiver short of buffers drops what comes in order and says so
  * (USNIC_REL_F_RNR): until the next ACK that moves the window, losses and
  * timeouts are flow control, not congestion, and leave the window alone. A
- * timeout that fired before the news came is undone.
+ * reduction (timeout or fast recovery) made before the news came is undone.
  */
 #ifndef _USNIC_REL_CWND_H
 #define _USNIC_REL_CWND_H
@@ -34,7 +34,7 @@ struct usnic_rel_cwnd {
 	u32 max;		/* never above the protocol window */
 	enum usnic_rel_cc_state state;
 	bool peer_rnr;		/* peer not ready, no cumulative progress since */
-	u32 undo_cwnd;		/* before the last collapse, until progress; or 0 */
+	u32 undo_cwnd;		/* before the last reduction, until progress; or 0 */
 	u32 undo_ssthresh;
 	u64 fast_episodes;	/* recoveries started by SACK/dup-ACK evidence */
 	u64 rto_episodes;	/* timeouts that collapsed the window */

@@ -17,7 +17,10 @@
  * of a receive window fail as if memory ran out (it reads back how many are
  * left): exactly N, so that a test knows what it caused;
  * fault_tx_window_nomem_next = N does the same to the growths of the
- * endpoint's send windows. ep<N>/fault counts what was done. Dropped,
+ * endpoint's send windows. fault_xmit_nomem_next = N fails the next N
+ * skb allocations of the transmit path (xmit.c) and fault_gso_nomem_next
+ * those of GSO runs only, as a full machine would: the packets never
+ * leave the host. ep<N>/fault counts what was done. Dropped,
  * duplicated and reordered packets count in tx_packets once.
  */
 #include <linux/debugfs.h>
@@ -99,9 +102,9 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	if (!f->held && usnic_rel_fault_roll(READ_ONCE(f->reorder_ppm)) &&
 	    usnic_rel_fault_hold(f, to, buf, len))
 		return 0;
-	ret = usnic_rel_socket_send(ep, &peer->dst_cache, to, buf, len);
+	ret = usnic_rel_socket_send(ep, &peer->route, to, buf, len);
 	if (!ret && usnic_rel_fault_roll(READ_ONCE(f->duplicate_ppm)) &&
-	    !usnic_rel_socket_send(ep, &peer->dst_cache, to, buf, len))
+	    !usnic_rel_socket_send(ep, &peer->route, to, buf, len))
 		atomic64_inc(&f->duplicated);
 	usnic_rel_fault_flush(ep);
 	return ret;
@@ -126,6 +129,21 @@ bool usnic_rel_fault_tx_window_nomem(struct usnic_rel_ep *ep)
 	if (atomic_dec_if_positive(&f->tx_window_nomem_next) < 0)
 		return false;
 	atomic64_inc(&f->tx_window_nomem);
+	return true;
+}
+
+/* Under tx_lock: should this skb (a GSO run's if @gso) fail to allocate? */
+bool usnic_rel_fault_xmit_nomem(struct usnic_rel_ep *ep, bool gso)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	if (gso && atomic_dec_if_positive(&f->gso_nomem_next) >= 0) {
+		atomic64_inc(&f->gso_nomem);
+		return true;
+	}
+	if (atomic_dec_if_positive(&f->xmit_nomem_next) < 0)
+		return false;
+	atomic64_inc(&f->xmit_nomem);
 	return true;
 }
 
@@ -216,13 +234,15 @@ static int usnic_rel_fault_show(struct seq_file *s, void *unused)
 {
 	struct usnic_rel_fault *f = s->private;
 
-	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\ntx_window_nomem %lld\npin_held %d\n",
+	seq_printf(s, "dropped %lld\nduplicated %lld\nreordered %lld\nnomem %lld\nwindow_nomem %lld\ntx_window_nomem %lld\nxmit_nomem %lld\ngso_nomem %lld\npin_held %d\n",
 		   (long long)atomic64_read(&f->dropped),
 		   (long long)atomic64_read(&f->duplicated),
 		   (long long)atomic64_read(&f->reordered),
 		   (long long)atomic64_read(&f->nomem),
 		   (long long)atomic64_read(&f->window_nomem),
 		   (long long)atomic64_read(&f->tx_window_nomem),
+		   (long long)atomic64_read(&f->xmit_nomem),
+		   (long long)atomic64_read(&f->gso_nomem),
 		   atomic_read(&f->pin_held));
 	return 0;
 }
@@ -244,6 +264,12 @@ void usnic_rel_fault_debugfs_add(struct usnic_rel_ep *ep)
 				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_tx_window_nomem_next", 0600,
 				   ep->debugfs, &f->tx_window_nomem_next,
+				   &usnic_rel_fault_next_fops);
+	debugfs_create_file_unsafe("fault_xmit_nomem_next", 0600, ep->debugfs,
+				   &f->xmit_nomem_next,
+				   &usnic_rel_fault_next_fops);
+	debugfs_create_file_unsafe("fault_gso_nomem_next", 0600, ep->debugfs,
+				   &f->gso_nomem_next,
 				   &usnic_rel_fault_next_fops);
 	debugfs_create_file_unsafe("fault_nomem_every", 0600, ep->debugfs,
 				   &f->nomem_every, &usnic_rel_fault_every_fops);

@@ -48,7 +48,7 @@ static void usnic_rel_peer_free(struct usnic_rel_peer *peer)
 static void usnic_rel_peer_release(struct usnic_rel_peer *peer)
 {
 	usnic_rel_conn_free(peer);
-	usnic_rel_xmit_peer_free(peer);
+	usnic_rel_route_close(&peer->route);
 	usnic_rel_peer_free(peer);
 }
 
@@ -105,14 +105,8 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	if (!peer)
 		return -ENOMEM;
 	peer->ep = ep;
-	ret = usnic_rel_xmit_peer_init(peer);
-	if (ret) {
-		usnic_rel_peer_free(peer);
-		return ret;
-	}
 	ret = usnic_rel_conn_init(peer);
 	if (ret) {
-		usnic_rel_xmit_peer_free(peer);
 		usnic_rel_peer_free(peer);
 		return ret;
 	}
@@ -201,13 +195,14 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 		usnic_rel_peer_release(peer);
 		return;
 	}
-	mutex_lock(&ep->tx_lock);
-	mutex_unlock(&ep->tx_lock);
 	/*
-	 * Its routes now, not after the grace period: by then the endpoint's
+	 * Its route now, not after the grace period: by then the endpoint's
 	 * socket, and with it the namespace the routes belong to, may be gone.
+	 * Under tx_lock, which senders hold: none caches one again.
 	 */
-	usnic_rel_xmit_peer_free(peer);
+	mutex_lock(&ep->tx_lock);
+	usnic_rel_route_close(&peer->route);
+	mutex_unlock(&ep->tx_lock);
 	spin_lock_bh(&peer->conn.lock);
 	usnic_rel_conn_fail_all(ep, peer, -ECANCELED);
 	usnic_rel_send_parked_cancel(ep, peer, -ECANCELED);

@@ -586,6 +586,29 @@ static bool usnic_rel_rx_verified(struct usnic_rel_ep *ep,
 	return false;
 }
 
+/*
+ * Our magic with another wire version: a usnic_rel of another release, whose
+ * packets will all be refused. Counted; and said in the kernel log (rate
+ * limited) when the sender is a peer of this endpoint, so that a job that
+ * cannot connect tells its user why.
+ */
+static void usnic_rel_rx_other_version(struct usnic_rel_ep *ep,
+				       struct sk_buff *skb)
+{
+	const struct usnic_rel_hdr *h;
+	struct usnic_rel_peer *peer;
+
+	usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_VERSION, 1);
+	peer = usnic_rel_rx_peer(ep, skb);
+	if (!peer)
+		return;
+	/* The parser pulled the whole header before it looked at the version. */
+	h = (const void *)(skb->data + sizeof(struct udphdr));
+	pr_warn_ratelimited("usnic_rel: endpoint %u: peer %pISpc speaks wire version %u, this module %u: load the same usnic_rel release on both hosts\n",
+			    ep->debug_id, &peer->addr, h->version,
+			    USNIC_REL_WIRE_VERSION);
+}
+
 /* encap_rcv of the endpoint's socket: consumes every datagram (returns 0). */
 int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 {
@@ -615,6 +638,8 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 		trace_usnic_rel_rx(ep->debug_id, 0, NULL, skb->len,
 				   USNIC_REL_RXV_BAD_HEADER, reason);
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+		if (reason == USNIC_REL_DROP_BAD_VERSION)
+			usnic_rel_rx_other_version(ep, skb);
 		goto free;
 	}
 	peer = usnic_rel_rx_peer(ep, skb);

@@ -23,6 +23,7 @@
 
 #include "conn.h"
 #include "rdma_check.h"
+#include "seq.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -56,6 +57,57 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 	return 0;
 }
 
+/*
+ * Packet @buf of @peer's send window never left the host: transmitting it
+ * failed with @err. A full send buffer or no memory is no news about the
+ * network, so no congestion response: the packet is marked lost (out of
+ * the pipe) for the next ACK to resend, or the retry work in a few
+ * milliseconds, instead of the retransmission timer. No route or a policy
+ * that denies the peer does not pass in milliseconds: left to that timer,
+ * whose backoff and retry limit end a peer that stays unreachable.
+ * Unsequenced packets (ACKs, HELLOs) are left to the peer's timers.
+ * Caller holds tx_lock.
+ */
+void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const void *buf, size_t len, int err)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c;
+	struct usnic_rel_txbuf *b;
+	struct usnic_rel_hdr h;
+	bool marked = false;
+	u32 seq;
+
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	if ((err != -EAGAIN && err != -ENOBUFS && err != -ENOMEM) ||
+	    len < sizeof(h))
+		return;
+	memcpy(&h, buf, sizeof(h));
+	if (h.type == USNIC_REL_PKT_ACK || h.type == USNIC_REL_PKT_HELLO ||
+	    h.channel >= USNIC_REL_NR_CHANS)
+		return;
+	c = &conn->chan[h.channel];
+	seq = be32_to_cpu(h.seq);
+	spin_lock_bh(&conn->lock);
+	if (conn->state == USNIC_REL_CONN_ACTIVE && c->tx.slots &&
+	    !usnic_rel_seq_before(seq, c->tx.una) &&
+	    usnic_rel_seq_before(seq, c->tx.next)) {
+		/* Only the window's own copy: it may have been acked since. */
+		b = usnic_rel_txwin_pkt(&c->tx, seq);
+		if (b && b->data == buf &&
+		    usnic_rel_txwin_mark_local(&c->tx, seq)) {
+			c->retx_local = true;
+			marked = true;
+		}
+	}
+	spin_unlock_bh(&conn->lock);
+	if (marked) {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_LOCAL_RESENDS, 1);
+		usnic_rel_send_retry_later(ep);
+	}
+}
+
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len)
 {
@@ -63,13 +115,12 @@ void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 
 	trace_usnic_rel_tx(ep->debug_id, peer->handle, buf, len);
 	ret = usnic_rel_fault_send(ep, peer, buf, len);
-	if (!ret) {
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
-	} else {
-		/* The copy stays in the window: the retransmit timer resends it. */
-		usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	if (ret) {
+		usnic_rel_xmit_local_drop(ep, peer, buf, len, ret);
+		return;
 	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
 }
 
 /* The packet type that carries an SQE's opcode. */
@@ -507,6 +558,9 @@ static void usnic_rel_tx_retry(struct work_struct *work)
 				usnic_rel_rdma_respond(ep, peer);
 			if (usnic_rel_conn_parked(&peer->conn))
 				usnic_rel_send_parked(ep, peer);
+			/* Packets the host dropped (usnic_rel_xmit_local_drop). */
+			if (usnic_rel_conn_local_lost(&peer->conn))
+				usnic_rel_tx_work_kick(peer);
 		}
 		if (READ_ONCE(ep->sq_blocked))
 			usnic_rel_drain(ep, USNIC_REL_DB_SQ_CMD |
@@ -668,6 +722,8 @@ static struct usnic_rel_txbuf *usnic_rel_probe_pick(struct usnic_rel_chan_conn *
  */
 static bool usnic_rel_retx_mark(struct usnic_rel_chan_conn *c)
 {
+	/* The host's own drops are marked per packet: no finding. */
+	c->retx_local = false;
 	if (!c->retx_all && !c->retx_pending)
 		return false;
 	if (c->retx_all)
@@ -698,8 +754,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
 	struct usnic_rel_txwin *w = &c->tx;
 	u64 now = ktime_get_ns();
-	unsigned int n = 0, i;
-	bool more = false, force;
+	unsigned int n = 0, nr_local = 0, i;
+	bool more = false, force, local;
 	u32 seq;
 
 	spin_lock_bh(&conn->lock);
@@ -728,7 +784,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			struct usnic_rel_txbuf *b = usnic_rel_txwin_pkt(w, seq);
 
 			force = false;
-			if (c->cc_lost_held) {
+			local = usnic_rel_txwin_lost_locally(w, seq);
+			if (c->cc_lost_held || local) {
 				usnic_rel_txwin_sent_late(w, seq, now);
 			} else {
 				usnic_rel_txwin_retransmitted(w, seq, now);
@@ -739,19 +796,22 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			seq++;
 			if (!b)
 				continue;
+			nr_local += local;
 			refcount_inc(&b->ref);
 			batch[n++] = b;
 		}
-		if (c->cc_lost_held)
+		/* The host's own drops counted when they happened. */
+		if (c->cc_lost_held) {
 			usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS,
-					n - first);
-		else if (c->cc_lost_by_timeout)
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_TIMEOUT, n - first);
-		else
-			usnic_rel_count(ep, USNIC_REL_CNT_RETX_FAST, n - first);
-		if (!c->cc_lost_held)
+					n - first - nr_local);
+		} else {
+			usnic_rel_count(ep, c->cc_lost_by_timeout ?
+					USNIC_REL_CNT_RETX_TIMEOUT :
+					USNIC_REL_CNT_RETX_FAST,
+					n - first - nr_local);
 			*(c->cc_lost_by_timeout ? &c->retx_timeout :
-			  &c->retx_fast) += n - first;
+			  &c->retx_fast) += n - first - nr_local;
+		}
 		more = n == USNIC_REL_RETX_BATCH && w->nr_lost;
 	}
 	spin_unlock_bh(&conn->lock);
@@ -759,6 +819,16 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 	for (i = 0; i < n; i++) {
 		usnic_rel_xmit(ep, peer, batch[i]->data, batch[i]->len);
 		usnic_rel_txbuf_put(ep, batch[i]);
+	}
+	if (more) {
+		/*
+		 * A resend the host dropped again (send buffer still full) is
+		 * marked again: looping would spin on it under tx_lock. The
+		 * retry work, or the next ACK, sends it once there is room.
+		 */
+		spin_lock_bh(&conn->lock);
+		more = !c->retx_local;
+		spin_unlock_bh(&conn->lock);
 	}
 	return more;
 }

@@ -156,6 +156,16 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 		usnic_rel_probe(peer);
 		goto out;
 	}
+	/*
+	 * Packets the host itself could not send wait to be resent: no news
+	 * about the network, so no timeout (the stall check above still ends
+	 * a peer the host can never send to).
+	 */
+	if (usnic_rel_conn_local_lost(conn)) {
+		usnic_rel_rtx_timer_arm(peer, true);
+		usnic_rel_tx_work_kick(peer);
+		goto out;
+	}
 	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
 		usnic_rel_conn_dead(ep, peer, false);
 		goto out;

@@ -265,6 +265,7 @@ int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 	s->retx = 0;
 	s->sacked = false;
 	s->lost = false;
+	s->local = false;
 	*seq = w->next++;
 	return 0;
 }
@@ -290,10 +291,32 @@ static void usnic_rel_txwin_unlose(struct usnic_rel_txwin *w,
 		s->lost = false;
 		w->nr_lost--;
 	}
+	s->local = false;
 }
 
-/* Forget [una, ack); returns whether any of them was retransmitted. */
-static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
+/*
+ * @s arrived at @now_ns: what was sent before it, and is not known received,
+ * may be lost. A resend acknowledged sooner than any round trip was answered
+ * by its original: the resend was spurious (the original was only late), and
+ * its time says nothing of what was sent before it. Returns whether so.
+ */
+static bool usnic_rel_txwin_delivered(struct usnic_rel_txwin *w,
+				      const struct usnic_rel_tx_slot *s,
+				      u64 now_ns)
+{
+	if (s->retx && now_ns < s->sent_ns + w->min_rtt_ns)
+		return true;
+	if (s->sent_ns > w->delivered_ns)
+		w->delivered_ns = s->sent_ns;
+	return false;
+}
+
+/*
+ * Forget [una, ack); returns whether any of them was retransmitted. Sets
+ * *@spurious when one of those resends proved spurious.
+ */
+static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
+				 u64 now_ns, bool *spurious)
 {
 	bool retx = false;
 
@@ -304,6 +327,8 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
 		if (s->retx)
 			retx = true;
 		usnic_rel_txwin_unlose(w, s);
+		if (!s->sacked && usnic_rel_txwin_delivered(w, s, now_ns))
+			*spurious = true;
 		if (s->sacked) {
 			s->sacked = false;
 			w->nr_sacked--;
@@ -314,7 +339,35 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack)
 	return retx;
 }
 
-static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
+/*
+ * The receiver holds @s, reported at @now_ns. A packet never resent gives
+ * an unambiguous RTT sample (Karn): in a recovery, where every cumulative
+ * ACK covers a resend, these are the only samples, and without them a
+ * timeout's backoff (which also stops the tail-loss probes) would last until
+ * the recovery ends. The newest of an ACK is kept: an older one may have
+ * waited for room in an earlier ACK's SACK. Returns whether it is news.
+ */
+static bool usnic_rel_txwin_sack_one(struct usnic_rel_txwin *w,
+				     struct usnic_rel_tx_slot *s, u64 now_ns,
+				     struct usnic_rel_ack_result *res)
+{
+	if (s->sacked)
+		return false;
+	usnic_rel_txwin_unlose(w, s);
+	if (usnic_rel_txwin_delivered(w, s, now_ns))
+		res->spurious = true;
+	if (!s->retx && now_ns >= s->sent_ns &&
+	    (res->sack_rtt_ns < 0 ||
+	     (s64)(now_ns - s->sent_ns) < res->sack_rtt_ns))
+		res->sack_rtt_ns = now_ns - s->sent_ns;
+	s->sacked = true;
+	w->nr_sacked++;
+	return true;
+}
+
+static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack,
+				       u64 now_ns,
+				       struct usnic_rel_ack_result *res)
 {
 	u32 newly = 0;
 
@@ -325,11 +378,8 @@ static u32 usnic_rel_txwin_mark_sacked(struct usnic_rel_txwin *w, u64 sack)
 			&w->slots[usnic_rel_txwin_slot(w, seq)];
 
 		sack &= sack - 1;
-		if (s->sacked)
+		if (!usnic_rel_txwin_sack_one(w, s, now_ns, res))
 			continue;
-		usnic_rel_txwin_unlose(w, s);
-		s->sacked = true;
-		w->nr_sacked++;
 		newly++;
 		if (usnic_rel_seq_after(seq + 1, w->sack_end))
 			w->sack_end = seq + 1;
@@ -353,7 +403,8 @@ static bool usnic_rel_sack_blocks_valid(const struct usnic_rel_txwin *w,
 
 /* Mark what the SACK blocks name; una is the ACK they are relative to. */
 static u32 usnic_rel_txwin_mark_blocks(struct usnic_rel_txwin *w,
-				       const void *blocks, u32 n)
+				       const void *blocks, u32 n, u64 now_ns,
+				       struct usnic_rel_ack_result *res)
 {
 	u32 i, start, len, newly = 0;
 
@@ -366,12 +417,8 @@ static u32 usnic_rel_txwin_mark_blocks(struct usnic_rel_txwin *w,
 			struct usnic_rel_tx_slot *s =
 				&w->slots[usnic_rel_txwin_slot(w, seq)];
 
-			if (s->sacked)
-				continue;
-			usnic_rel_txwin_unlose(w, s);
-			s->sacked = true;
-			w->nr_sacked++;
-			newly++;
+			if (usnic_rel_txwin_sack_one(w, s, now_ns, res))
+				newly++;
 		}
 		if (usnic_rel_seq_after(end, w->sack_end))
 			w->sack_end = end;
@@ -392,6 +439,73 @@ static u32 usnic_rel_txwin_dupthresh(const struct usnic_rel_txwin *w)
 	if (inflight >= 2 && inflight <= USNIC_REL_DUPACK_THRESH)
 		return inflight - 1;
 	return USNIC_REL_DUPACK_THRESH;
+}
+
+/**
+ * usnic_rel_txwin_reo_wnd() - reordering tolerated before a packet is lost
+ * @w: the window
+ *
+ * Return: a quarter of SRTT per step of the multiplier, at most SRTT.
+ */
+u64 usnic_rel_txwin_reo_wnd(const struct usnic_rel_txwin *w)
+{
+	u64 quarter = w->srtt_ns / 4;
+
+	return min(quarter * max(w->reo_mult, 1U), w->srtt_ns);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reo_wnd);
+
+/* A resend proved spurious: tolerate more reordering for a while. */
+static void usnic_rel_txwin_reo_grow(struct usnic_rel_txwin *w)
+{
+	w->spurious++;
+	w->reo_mult = min(max(w->reo_mult, 1U) + 1, USNIC_REL_REO_MULT_MAX);
+	w->reo_persist = USNIC_REL_REO_PERSIST;
+}
+
+/* A recovery starts: after enough of them without a spurious resend, shrink. */
+static void usnic_rel_txwin_reo_age(struct usnic_rel_txwin *w)
+{
+	if (w->reo_persist && !--w->reo_persist)
+		w->reo_mult = 1;
+}
+
+/*
+ * Packets still missing although one sent more than the reordering window
+ * after them arrived, first transmissions and resends alike: lost. A lost
+ * resend is found here, from the ACKs, rather than by the retransmit timer
+ * that collapses the congestion window (at 10 % loss one resend in ten is
+ * lost); so is a loss with too few packets after it for duplicate ACKs.
+ * Marks them lost and returns how many.
+ */
+static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w)
+{
+	u64 reo = usnic_rel_txwin_reo_wnd(w);
+	u32 seq, n = 0;
+
+	if (!w->delivered_ns || !w->srtt_ns)
+		return 0;
+	for (seq = w->una; seq != w->next; seq++) {
+		struct usnic_rel_tx_slot *s =
+			&w->slots[usnic_rel_txwin_slot(w, seq)];
+
+		if (s->sent_ns + reo >= w->delivered_ns) {
+			/*
+			 * Sent once, too recently: every later packet was
+			 * first sent after it, so none can be lost by time.
+			 * Stops the walk at the recent part of the flight.
+			 */
+			if (s->sent_ns == s->first_ns)
+				break;
+			continue;
+		}
+		if (s->sacked || s->lost)
+			continue;
+		s->lost = true;
+		w->nr_lost++;
+		n++;
+	}
+	return n;
 }
 
 /**
@@ -434,6 +548,7 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 
 	memset(res, 0, sizeof(*res));
 	res->rtt_ns = -1;
+	res->sack_rtt_ns = -1;
 	res->freed_from = w->una;
 	res->freed = ack - w->una;
 	if (res->freed) {
@@ -445,14 +560,22 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 		last = &w->slots[usnic_rel_txwin_slot(w, ack - 1)];
 		if (!last->sacked && now_ns >= last->sent_ns)
 			res->rtt_ns = now_ns - last->sent_ns;
-		retx = usnic_rel_txwin_free(w, ack);
+		retx = usnic_rel_txwin_free(w, ack, now_ns, &res->spurious);
 		if (retx)
 			res->rtt_ns = -1;
 		w->dup_acks = 0;
 		usnic_rel_cwnd_ack(&w->cc, res->freed, flight);
 	}
-	res->newly_sacked = usnic_rel_txwin_mark_sacked(w, sack) +
-			    usnic_rel_txwin_mark_blocks(w, blocks, nblocks);
+	res->newly_sacked =
+		usnic_rel_txwin_mark_sacked(w, sack, now_ns, res) +
+		usnic_rel_txwin_mark_blocks(w, blocks, nblocks, now_ns, res);
+	if (res->rtt_ns < 0)
+		res->rtt_ns = res->sack_rtt_ns;
+	if (res->rtt_ns >= 0 &&
+	    (!w->min_rtt_ns || (u64)res->rtt_ns < w->min_rtt_ns))
+		w->min_rtt_ns = max_t(u64, res->rtt_ns, 1);
+	if (res->spurious)
+		usnic_rel_txwin_reo_grow(w);
 
 	if (!res->freed && had_flight && (pure || res->newly_sacked))
 		w->dup_acks++;
@@ -465,16 +588,24 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	if (w->una != w->next) {
 		u32 thresh = usnic_rel_txwin_dupthresh(w);
 
+		res->rack_lost = usnic_rel_txwin_rack(w);
 		if (!w->in_recovery &&
-		    (w->dup_acks >= thresh || w->nr_sacked >= thresh)) {
+		    (w->dup_acks >= thresh || w->nr_sacked >= thresh ||
+		     res->rack_lost)) {
 			w->in_recovery = true;
 			w->recover = w->next;
 			w->epoch++;
+			usnic_rel_txwin_reo_age(w);
 			res->fast_retransmit = true;
 			res->recovery_started =
 				usnic_rel_cwnd_fast_loss(&w->cc);
 		} else if (w->in_recovery && res->freed) {
-			/* A partial ACK: the next hole was lost too. */
+			/*
+			 * A partial ACK: the next hole was lost too. What the
+			 * time rule found inside a recovery is already marked
+			 * and goes within the pipe, not as a new finding that
+			 * may exceed it.
+			 */
 			res->fast_retransmit = true;
 		}
 	}
@@ -663,3 +794,33 @@ void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
 	usnic_rel_txwin_stamp(w, seq, now_ns);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_sent_late);
+
+/*
+ * In-flight packet @seq never left this host (the send buffer was full):
+ * out of the pipe until sent again, and that send is not a retransmission
+ * (its ACK still gives an RTT sample). Only a packet neither held by the
+ * peer nor already presumed lost; returns whether it was marked.
+ */
+bool usnic_rel_txwin_mark_local(struct usnic_rel_txwin *w, u32 seq)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (!usnic_rel_seq_in_window(seq, w->una, w->next - w->una))
+		return false;
+	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
+	if (s->lost || s->sacked)
+		return false;
+	s->lost = true;
+	s->local = true;
+	w->nr_lost++;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_mark_local);
+
+/* Whether in-flight packet @seq waits to be resent after a local drop. */
+bool usnic_rel_txwin_lost_locally(const struct usnic_rel_txwin *w, u32 seq)
+{
+	return usnic_rel_seq_in_window(seq, w->una, w->next - w->una) &&
+	       w->slots[usnic_rel_txwin_slot(w, seq)].local;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_lost_locally);

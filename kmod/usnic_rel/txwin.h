@@ -21,6 +21,15 @@
 #define USNIC_REL_MIN_WINDOW	16
 /* Duplicate ACKs, or SACKed packets above a hole, that mean a loss. */
 #define USNIC_REL_DUPACK_THRESH	3
+/*
+ * Time-based loss detection (in the spirit of RFC 8985): a packet is lost
+ * once one sent more than the reordering window after it was delivered. The
+ * window is a quarter of SRTT, grows by a quarter (up to a whole SRTT) each
+ * time a resend proves spurious, and shrinks back after that many
+ * recoveries without one.
+ */
+#define USNIC_REL_REO_MULT_MAX	4
+#define USNIC_REL_REO_PERSIST	16
 
 /*
  * Per in-flight packet. The caller's copy of the packet itself is in @pkts,
@@ -33,6 +42,7 @@ struct usnic_rel_tx_slot {
 	u16 retx;	/* retransmissions: no RTT sample (Karn) */
 	bool sacked;	/* the receiver holds it out of order */
 	bool lost;	/* presumed lost, not yet sent again: out of the pipe */
+	bool local;	/* ... because this host dropped it: its resend is a send */
 };
 
 struct usnic_rel_txwin {
@@ -46,6 +56,12 @@ struct usnic_rel_txwin {
 	u32 sack_end;	/* one past the highest SACKed sequence, at least una */
 	u32 nr_sacked;	/* SACKed packets in [una, next) */
 	u32 nr_lost;	/* slots marked lost and not yet resent */
+	u64 delivered_ns;	/* newest (re)transmission known delivered */
+	u64 srtt_ns;	/* the caller's smoothed RTT, set before each ACK */
+	u64 min_rtt_ns;	/* smallest RTT sample, or 0 */
+	u32 reo_mult;	/* reordering window in quarters of SRTT, or 0 for 1 */
+	u32 reo_persist;	/* recoveries left before it shrinks back */
+	u64 spurious;	/* resends whose original was acknowledged */
 	u32 dup_acks;
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
@@ -65,8 +81,11 @@ struct usnic_rel_ack_result {
 	u32 freed;		/* how many: [freed_from, freed_from + freed) */
 	u32 newly_sacked;
 	s64 rtt_ns;		/* RTT sample, or -1 */
+	s64 sack_rtt_ns;	/* ... of the newest newly SACKed, never resent */
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
 	bool recovery_started;	/* ... and it began a congestion episode */
+	u32 rack_lost;		/* newly presumed lost by time */
+	bool spurious;		/* an original arrived after it was resent */
 };
 
 int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn);
@@ -100,6 +119,9 @@ u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
 			      u64 sent_before);
 bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq);
 void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
+bool usnic_rel_txwin_mark_local(struct usnic_rel_txwin *w, u32 seq);
+bool usnic_rel_txwin_lost_locally(const struct usnic_rel_txwin *w, u32 seq);
+u64 usnic_rel_txwin_reo_wnd(const struct usnic_rel_txwin *w);
 
 static inline u32 usnic_rel_txwin_inflight(const struct usnic_rel_txwin *w)
 {

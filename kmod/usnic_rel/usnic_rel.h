@@ -35,7 +35,7 @@
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/u64_stats_sync.h>
-#include <net/dst_cache.h>
+#include <net/dst.h>
 
 #include "../../include/uapi/usnic_rel.h"
 #include "conn.h"
@@ -143,6 +143,9 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_CWND_TIMEOUTS,	/* ... by the timer: cwnd back to 1 */
 	USNIC_REL_CNT_RNR_ACKS_SENT,	/* we dropped in order for want of buffers */
 	USNIC_REL_CNT_RNR_ACKS_RECEIVED, /* ... the peer did: not congestion */
+	USNIC_REL_CNT_RX_BAD_VERSION,	/* of rx_bad_header: another wire version */
+	USNIC_REL_CNT_TX_LOCAL_RESENDS,	/* never left the host: resent early */
+	USNIC_REL_CNT_TX_GSO_FALLBACKS,	/* GSO runs sent packet by packet */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -161,12 +164,27 @@ union usnic_rel_sockaddr {
 	struct sockaddr_in6 v6;
 };
 
+/*
+ * A peer's route (xmit.c): one cached dst, not a per-CPU cache, since the
+ * sends to a peer are serialised by ep->tx_lock.
+ */
+struct usnic_rel_route {
+	struct dst_entry *dst;		/* held, or NULL: look it up */
+	u32 cookie;			/* dst_check() cookie (IPv6) */
+	bool no_gso;			/* this route refused UDP GSO */
+	bool closed;			/* peer removed: cache nothing */
+	union {				/* source address the lookup chose */
+		__be32 saddr4;
+		struct in6_addr saddr6;
+	};
+};
+
 struct usnic_rel_peer {
 	struct hlist_node node;		/* in ep->peer_hash, RCU */
 	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
-	struct dst_cache dst_cache;	/* route to @addr (xmit.c, tx_lock) */
+	struct usnic_rel_route route;	/* to @addr (xmit.c, tx_lock) */
 	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
 	struct rcu_work free_work;	/* AV_REMOVE frees it after a grace period */
 	struct usnic_rel_conn conn;
@@ -208,7 +226,6 @@ struct usnic_rel_ep {
 
 	struct mutex tx_lock;		/* send rings, socket use, dead */
 	bool dead;			/* destroyed: no more sends (tx_lock) */
-	bool no_gso;			/* the path refused UDP GSO (tx_lock) */
 	struct socket *sock;		/* NULL once released (tx_lock) */
 	struct net *net;		/* ctx->net, referenced by the context */
 
@@ -335,13 +352,15 @@ void usnic_rel_socket_close(struct usnic_rel_ep *ep);
 u32 usnic_rel_socket_dev_mtu(struct net *net, const struct usnic_rel_addr *addr);
 
 /* xmit.c */
-int usnic_rel_xmit_peer_init(struct usnic_rel_peer *peer);
-void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer);
-int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
+void usnic_rel_route_clear(struct usnic_rel_route *r);
+void usnic_rel_route_close(struct usnic_rel_route *r);
+bool usnic_rel_route_gso(struct usnic_rel_route *r);
+int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct usnic_rel_route *r,
 			  const union usnic_rel_sockaddr *to,
 			  const void *buf, size_t len);
 struct kvec;
-int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
+			      struct usnic_rel_route *r,
 			      const union usnic_rel_sockaddr *to,
 			      const struct kvec *vec, unsigned int n, size_t len);
 
@@ -392,6 +411,9 @@ void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   struct usnic_rel_tx_batch *batch);
 
 /* send.c */
+void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const void *buf, size_t len, int err);
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len);
 u8 usnic_rel_sqe_pkt_type(u8 opcode);

@@ -3,25 +3,28 @@
  * usnic_rel: one datagram onto the wire. The packet is copied once into an
  * skb with room for the link, IP and UDP headers and handed to the UDP
  * tunnel transmit helpers, which add the UDP and IP headers and call
- * ip_local_out: no socket lock, no msghdr, no second copy. The route comes
- * from the peer's dst_cache, looked up in the endpoint's namespace with its
- * bound address, port, mark and device, and revalidated by the cache when
- * routes change. Netfilter's OUTPUT hooks still see every packet, owned by
- * the endpoint's socket; the per-call LSM and cgroup BPF sendmsg hooks do
- * not run (the socket's create and bind hooks did, as the caller).
+ * ip_local_out: no socket lock, no msghdr, no second copy. The route is
+ * the peer's one cached dst (usnic_rel_route), looked up in the endpoint's
+ * namespace with its bound address, port, mark and device, and checked
+ * with dst_check() before each use, so that a routing change is seen.
+ * Netfilter's OUTPUT hooks see every packet, owned by the endpoint's
+ * socket, and the socket cgroup's BPF sendmsg programs run for each
+ * transmission; the LSM socket_sendmsg hook is not exported and does not
+ * run (the socket's create and bind hooks did, as the caller).
  *
  * A run of packets of one size (batch.c) leaves as one UDP GSO skb, cut
- * into datagrams by the stack or the device.
+ * into datagrams by the stack or the device; a route that refuses GSO is
+ * remembered in the peer's route until the route changes.
  *
  * The skb is charged to the endpoint's socket, so its send buffer bounds
  * the memory in flight below the stack as it did for kernel_sendmsg().
  */
+#include <linux/bpf-cgroup.h>
 #include <linux/ipv6.h>
 #include <linux/security.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <linux/uio.h>
-#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -35,21 +38,54 @@
 #define USNIC_REL_XMIT_HEADROOM \
 	(MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
-/* Charged to the memory cgroup of whoever inserts the peer. */
-int usnic_rel_xmit_peer_init(struct usnic_rel_peer *peer)
+/*
+ * A peer's cached route, held, if it is still valid; NULL otherwise (a
+ * stale one is let go). Caller holds ep->tx_lock.
+ */
+static struct dst_entry *usnic_rel_route_get(struct usnic_rel_route *r)
 {
-	return dst_cache_init(&peer->dst_cache, GFP_KERNEL_ACCOUNT);
+	if (!r->dst)
+		return NULL;
+	if (!dst_check(r->dst, r->cookie)) {
+		usnic_rel_route_clear(r);
+		return NULL;
+	}
+	dst_hold(r->dst);
+	return r->dst;
 }
 
 /*
- * After every sender let go of @peer, while its endpoint's socket still
- * holds the namespace its routes belong to. A never-initialised or already
- * freed cache is fine.
+ * Cache a route just looked up. A new route may take GSO where the old one
+ * did not (a changed MTU or an IPsec policy gone): try it again.
  */
-void usnic_rel_xmit_peer_free(struct usnic_rel_peer *peer)
+static void usnic_rel_route_set(struct usnic_rel_route *r,
+				struct dst_entry *dst, u32 cookie)
 {
-	dst_cache_destroy(&peer->dst_cache);
-	peer->dst_cache.cache = NULL;
+	if (r->closed)
+		return;
+	dst_release(r->dst);
+	dst_hold(dst);
+	r->dst = dst;
+	r->cookie = cookie;
+	r->no_gso = false;
+}
+
+/* Let the cached route go (it is looked up again at the next send). */
+void usnic_rel_route_clear(struct usnic_rel_route *r)
+{
+	dst_release(r->dst);
+	r->dst = NULL;
+}
+
+/*
+ * The peer is being removed: let its route go and cache none from now on,
+ * while its endpoint's socket still holds the namespace routes belong to.
+ * Caller holds ep->tx_lock, or no sender can reach the peer any more.
+ */
+void usnic_rel_route_close(struct usnic_rel_route *r)
+{
+	usnic_rel_route_clear(r);
+	r->closed = true;
 }
 
 /* Bytes of each datagram on the wire but the IP header. */
@@ -86,8 +122,8 @@ static int usnic_rel_xmit_prepare(struct sk_buff *skb,
 	return 0;
 }
 
-/* Caller disabled BH (the cache is per CPU). Consumes @skb. */
-static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
+/* Consumes @skb; @r may be NULL (no cache). */
+static int usnic_rel_xmit4(struct sock *sk, struct usnic_rel_route *r,
 			   const struct sockaddr_in *to, struct sk_buff *skb)
 {
 	struct flowi4 fl4 = {
@@ -104,8 +140,14 @@ static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
 	__be16 df = 0;
 	int ret;
 
-	if (cache)
-		rt = dst_cache_get_ip4(cache, &fl4.saddr);
+	if (r) {
+		struct dst_entry *dst = usnic_rel_route_get(r);
+
+		if (dst) {
+			rt = container_of(dst, struct rtable, dst);
+			fl4.saddr = r->saddr4;
+		}
+	}
 	if (!rt) {
 		security_sk_classify_flow(sk, flowi4_to_flowi_common(&fl4));
 		rt = ip_route_output_flow(sock_net(sk), &fl4, sk);
@@ -120,11 +162,15 @@ static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
 			kfree_skb(skb);
 			return -EACCES;
 		}
-		if (cache)
-			dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
+		if (r) {
+			usnic_rel_route_set(r, &rt->dst, 0);
+			r->saddr4 = fl4.saddr;
+		}
 	}
 	ret = usnic_rel_xmit_prepare(skb, &rt->dst, sizeof(struct iphdr));
 	if (ret) {
+		if (r && (ret == -EIO || ret == -EINVAL))
+			r->no_gso = true;
 		ip_rt_put(rt);
 		kfree_skb(skb);
 		return ret;
@@ -141,8 +187,8 @@ static int usnic_rel_xmit4(struct sock *sk, struct dst_cache *cache,
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
-/* Caller disabled BH (the cache is per CPU). Consumes @skb. */
-static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
+/* Consumes @skb; @r may be NULL (no cache). */
+static int usnic_rel_xmit6(struct sock *sk, struct usnic_rel_route *r,
 			   const struct sockaddr_in6 *to, struct sk_buff *skb)
 {
 	struct flowi6 fl6 = {
@@ -158,8 +204,11 @@ static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
 	struct dst_entry *dst = NULL;
 	int ret;
 
-	if (cache)
-		dst = dst_cache_get_ip6(cache, &fl6.saddr);
+	if (r) {
+		dst = usnic_rel_route_get(r);
+		if (dst)
+			fl6.saddr = r->saddr6;
+	}
 	if (!dst) {
 		security_sk_classify_flow(sk, flowi6_to_flowi_common(&fl6));
 		dst = ip6_dst_lookup_flow(sock_net(sk), sk, &fl6, NULL);
@@ -167,11 +216,18 @@ static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
 			kfree_skb(skb);
 			return PTR_ERR(dst);
 		}
-		if (cache)
-			dst_cache_set_ip6(cache, dst, &fl6.saddr);
+		if (r) {
+			struct rt6_info *rt = container_of(dst, struct rt6_info,
+							   dst);
+
+			usnic_rel_route_set(r, dst, rt6_get_cookie(rt));
+			r->saddr6 = fl6.saddr;
+		}
 	}
 	ret = usnic_rel_xmit_prepare(skb, dst, sizeof(struct ipv6hdr));
 	if (ret) {
+		if (r && (ret == -EIO || ret == -EINVAL))
+			r->no_gso = true;
 		dst_release(dst);
 		kfree_skb(skb);
 		return ret;
@@ -188,7 +244,7 @@ static int usnic_rel_xmit6(struct sock *sk, struct dst_cache *cache,
 
 /* Route @skb (charged to the socket already) and send it; consumes it. */
 static int usnic_rel_xmit_route(struct usnic_rel_ep *ep, struct sock *sk,
-				struct dst_cache *cache,
+				struct usnic_rel_route *r,
 				const union usnic_rel_sockaddr *to,
 				struct sk_buff *skb)
 {
@@ -198,32 +254,120 @@ static int usnic_rel_xmit_route(struct usnic_rel_ep *ep, struct sock *sk,
 	local_bh_disable();
 #if IS_ENABLED(CONFIG_IPV6)
 	if (ep->family == AF_INET6)
-		ret = usnic_rel_xmit6(sk, cache, &to->v6, skb);
+		ret = usnic_rel_xmit6(sk, r, &to->v6, skb);
 	else
 #endif
-		ret = usnic_rel_xmit4(sk, cache, &to->v4, skb);
+		ret = usnic_rel_xmit4(sk, r, &to->v4, skb);
 	local_bh_enable();
 	return ret;
 }
 
+#ifdef CONFIG_CGROUP_BPF
+/* The sock_addr hooks take the address length since 6.7 (Kbuild). */
+static int usnic_rel_xmit_bpf4(struct sock *sk, struct sockaddr_in *sa,
+			       __be32 *src)
+{
+#ifdef USNIC_REL_SA_HOOK_LEN
+	int len = sizeof(*sa);
+
+	return BPF_CGROUP_RUN_PROG_UDP4_SENDMSG_LOCK(sk, (struct sockaddr *)sa,
+						     &len, src);
+#else
+	return BPF_CGROUP_RUN_PROG_UDP4_SENDMSG_LOCK(sk, (struct sockaddr *)sa,
+						     src);
+#endif
+}
+
+static int usnic_rel_xmit_bpf6(struct sock *sk, struct sockaddr_in6 *sa,
+			       struct in6_addr *src)
+{
+#ifdef USNIC_REL_SA_HOOK_LEN
+	int len = sizeof(*sa);
+
+	return BPF_CGROUP_RUN_PROG_UDP6_SENDMSG_LOCK(sk, (struct sockaddr *)sa,
+						     &len, src);
+#else
+	return BPF_CGROUP_RUN_PROG_UDP6_SENDMSG_LOCK(sk, (struct sockaddr *)sa,
+						     src);
+#endif
+}
+
+/*
+ * The cgroup BPF sendmsg programs of the socket's cgroup (the endpoint
+ * creator's), run for every transmission as sendmsg(2) runs them for every
+ * datagram: 0, or -EPERM when one denies it. Only while some program of
+ * that type is attached anywhere (a static key). A program that rewrites
+ * the destination or source would send the packet elsewhere than the
+ * reliability state belongs to: refused as well.
+ */
+static int usnic_rel_xmit_allowed(struct usnic_rel_ep *ep, struct sock *sk,
+				  const union usnic_rel_sockaddr *to)
+{
+	union usnic_rel_sockaddr sa = *to;
+	int ret;
+
+	if (ep->family == AF_INET6) {
+		struct in6_addr src = sk->sk_v6_rcv_saddr;
+
+		if (!cgroup_bpf_enabled(CGROUP_UDP6_SENDMSG))
+			return 0;
+		ret = usnic_rel_xmit_bpf6(sk, &sa.v6, &src);
+		if (!ret && (memcmp(&sa.v6, &to->v6, sizeof(sa.v6)) ||
+			     !ipv6_addr_equal(&src, &sk->sk_v6_rcv_saddr)))
+			ret = -EPERM;
+	} else {
+		__be32 src = inet_sk(sk)->inet_saddr;
+
+		if (!cgroup_bpf_enabled(CGROUP_UDP4_SENDMSG))
+			return 0;
+		ret = usnic_rel_xmit_bpf4(sk, &sa.v4, &src);
+		if (!ret && (memcmp(&sa.v4, &to->v4, sizeof(sa.v4)) ||
+			     src != inet_sk(sk)->inet_saddr))
+			ret = -EPERM;
+	}
+	return ret;
+}
+#else
+static int usnic_rel_xmit_allowed(struct usnic_rel_ep *ep, struct sock *sk,
+				  const union usnic_rel_sockaddr *to)
+{
+	return 0;
+}
+#endif
+
 /*
  * An skb holding the @n pieces at @vec (@len bytes in all), owned by @sk;
- * NULL without memory. The one copy of the packets.
+ * NULL without memory. The one copy of the packets. What does not fit one
+ * page with the headroom goes to page frags, so that a 64 KiB GSO run
+ * needs no order-4 block of memory that fragmentation may deny.
  */
 static struct sk_buff *usnic_rel_xmit_skb(struct sock *sk,
 					  const struct kvec *vec,
 					  unsigned int n, size_t len)
 {
+	size_t linear = len, off = 0;
 	struct sk_buff *skb;
 	unsigned int i;
+	int err;
 
-	skb = alloc_skb(USNIC_REL_XMIT_HEADROOM + len,
-			GFP_KERNEL | __GFP_NOWARN);
+	if (USNIC_REL_XMIT_HEADROOM + len > SKB_WITH_OVERHEAD(PAGE_SIZE))
+		linear = 0;
+	skb = alloc_skb_with_frags(USNIC_REL_XMIT_HEADROOM + linear,
+				   len - linear, PAGE_ALLOC_COSTLY_ORDER, &err,
+				   GFP_KERNEL | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, USNIC_REL_XMIT_HEADROOM);
-	for (i = 0; i < n; i++)
-		skb_put_data(skb, vec[i].iov_base, vec[i].iov_len);
+	skb_put(skb, linear);
+	skb->data_len = len - linear;
+	skb->len += len - linear;
+	for (i = 0; i < n; i++) {
+		if (skb_store_bits(skb, off, vec[i].iov_base, vec[i].iov_len)) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		off += vec[i].iov_len;
+	}
 	skb->priority = READ_ONCE(sk->sk_priority);
 	skb->mark = READ_ONCE(sk->sk_mark);
 	skb_set_owner_w(skb, sk);
@@ -232,49 +376,71 @@ static struct sk_buff *usnic_rel_xmit_skb(struct sock *sk,
 
 /*
  * Send @len bytes at @buf as one UDP datagram to @to, with the route cached
- * in @cache (NULL: looked up for this packet alone). Never blocks on the
+ * in @r (NULL: looked up for this packet alone). Never blocks on the
  * socket: a full send buffer returns -EAGAIN, no memory -ENOBUFS, no route
  * the routing error. Process context (the skb is allocated GFP_KERNEL);
  * caller holds ep->tx_lock, so the socket is there.
  */
-int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct dst_cache *cache,
+int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct usnic_rel_route *r,
 			  const union usnic_rel_sockaddr *to,
 			  const void *buf, size_t len)
 {
 	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
 	struct sock *sk = ep->sock->sk;
 	struct sk_buff *skb;
+	int ret;
 
 	lockdep_assert_held(&ep->tx_lock);
 	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
 		return -EAGAIN;
-	skb = usnic_rel_xmit_skb(sk, &vec, 1, len);
+	ret = usnic_rel_xmit_allowed(ep, sk, to);
+	if (ret)
+		return ret;
+	skb = usnic_rel_fault_xmit_nomem(ep, false) ? NULL :
+	      usnic_rel_xmit_skb(sk, &vec, 1, len);
 	if (!skb)
 		return -ENOBUFS;
-	return usnic_rel_xmit_route(ep, sk, cache, to, skb);
+	return usnic_rel_xmit_route(ep, sk, r, to, skb);
 }
 
 /*
  * Send the @n (at least two) packets at @vec, @len bytes in all, as one UDP
  * GSO skb: a datagram each, all of @vec[0]'s size but the last, which may
- * be shorter. As usnic_rel_socket_send() otherwise; -EIO when the route
- * cannot take GSO.
+ * be shorter. As usnic_rel_socket_send() otherwise; -EIO or -EINVAL when
+ * the route cannot take GSO, which @r remembers (usnic_rel_route_gso()).
  */
-int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep, struct dst_cache *cache,
+int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
+			      struct usnic_rel_route *r,
 			      const union usnic_rel_sockaddr *to,
 			      const struct kvec *vec, unsigned int n, size_t len)
 {
 	struct sock *sk = ep->sock->sk;
 	struct sk_buff *skb;
+	int ret;
 
 	lockdep_assert_held(&ep->tx_lock);
 	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
 		return -EAGAIN;
-	skb = usnic_rel_xmit_skb(sk, vec, n, len);
+	ret = usnic_rel_xmit_allowed(ep, sk, to);
+	if (ret)
+		return ret;
+	skb = usnic_rel_fault_xmit_nomem(ep, true) ? NULL :
+	      usnic_rel_xmit_skb(sk, vec, n, len);
 	if (!skb)
 		return -ENOBUFS;
 	skb_shinfo(skb)->gso_size = vec[0].iov_len;
 	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
 	skb_shinfo(skb)->gso_segs = n;
-	return usnic_rel_xmit_route(ep, sk, cache, to, skb);
+	return usnic_rel_xmit_route(ep, sk, r, to, skb);
+}
+
+/*
+ * Whether a run to @r's peer may go as one GSO skb: not while the route
+ * it last had refused it; a new route is tried again.
+ */
+bool usnic_rel_route_gso(struct usnic_rel_route *r)
+{
+	if (r->dst && !dst_check(r->dst, r->cookie))
+		usnic_rel_route_clear(r);
+	return !r->dst || !r->no_gso;
 }

@@ -950,6 +950,30 @@ static void queries(void)
 		      "type %d offered", others[i]);
 }
 
+/*
+ * What fi_info does not offer is refused, not half done: a registration of
+ * two ranges (mr_iov_limit 1: the module registers one range per key) and
+ * counters (no FI_RMA_EVENT either, which would feed them).
+ */
+static void refused_features(void)
+{
+	static unsigned char area[256];
+	struct iovec two[2] = { { area, 64 }, { area + 128, 64 } };
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr = NULL;
+	struct fid_mr *m = NULL;
+	ssize_t r;
+
+	r = fi_mr_regv(domain, two, 2, FI_REMOTE_WRITE, 0, 0, 0, &m, NULL);
+	CHECK(r == -FI_EINVAL && !m, "registration of two ranges: %zd", r);
+	r = fi_mr_regv(domain, two, 1, FI_REMOTE_WRITE, 0, 0, 0, &m, NULL);
+	CHECK(!r && m && fi_mr_key(m) != FI_KEY_NOTAVAIL, "registration of one range: %zd", r);
+	if (m)
+		CHECK(!fi_close(&m->fid), "closing a one-range registration");
+	r = fi_cntr_open(domain, &ca, &cntr, NULL);
+	CHECK(r && !cntr, "a counter opened: %zd", r);
+}
+
 /* A refused operation completes with an error that fi_cq_readerr reports. */
 static void refusals(void)
 {
@@ -988,6 +1012,7 @@ static void refusals(void)
 	CHECK(fi_atomic(ep, &v, 1, NULL, peer, AT_OFF, key, FI_UINT64, FI_BOR, &ctx) ==
 		      -FI_EOPNOTSUPP,
 	      "bor atomic accepted");
+	refused_features();
 }
 
 /* Every operation on the window of key @key at @peer, checked against @model. */

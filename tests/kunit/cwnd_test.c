@@ -329,6 +329,226 @@ static void cwnd_peer_not_ready_is_not_congestion(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+static void cwnd_lost_resend_found_by_acks(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 8;
+	cw_send(test, &w, 8, 10);
+	/* 0 lost, 1..3 SACKed: recovery; 0 is resent at 20. */
+	usnic_rel_txwin_ack(&w, 0, 0x7, true, 15, &res);
+	KUNIT_ASSERT_TRUE(test, res.recovery_started);
+	usnic_rel_txwin_mark_lost(&w, usnic_rel_txwin_lost_end(&w), U64_MAX);
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	usnic_rel_txwin_retransmitted(&w, seq, 20);
+	/* Packets first sent before the resend arrive: no news about it. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x3f, true, 25, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	/* One sent within the reordering window after it: still none. */
+	cw_send(test, &w, 1, 21);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0xff, true, 30, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	/* One sent well after it arrives: the resend was lost as well. */
+	cw_send(test, &w, 1, 40);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1ff, true, 45, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 1);
+	/* Marked, sent within the pipe: not a finding forced past cwnd. */
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	/* Sent again: no second finding until newer news. */
+	usnic_rel_txwin_retransmitted(&w, seq, 50);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1ff, true, 55, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	/* Its arrival ends the recovery, at the halved window. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 10, 0, true, 60, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, USNIC_REL_CWND_INITIAL / 2);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * A loss with too few packets after it for duplicate ACKs (a message's
+ * tail) is found once a packet sent a reordering window later arrives.
+ */
+static void cwnd_first_send_lost_by_time(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 40;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_reo_wnd(&w), 10);
+	cw_send(test, &w, 8, 100);
+	cw_send(test, &w, 1, 105);
+	/* 8 arrived, sent within the window after 0..7: reordering, maybe. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x80, true, 150, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	/* 9, sent well after them, arrived too: 0..7 are lost. */
+	cw_send(test, &w, 1, 200);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x180, true, 250, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 8);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 8);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * A resend acknowledged sooner than any round trip was answered by its
+ * original: it widens the reordering window and is not taken as the newest
+ * delivery (which would call everything sent before it lost).
+ */
+static void cwnd_spurious_resend_widens_reordering(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 40;
+	cw_send(test, &w, 4, 100);
+	usnic_rel_txwin_ack(&w, 1, 0, true, 150, &res);
+	KUNIT_EXPECT_EQ(test, w.min_rtt_ns, 50);
+	/* The tail probe resends 3; its original's SACK comes at once. */
+	usnic_rel_txwin_retransmitted(&w, 3, 300);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 1, 0x2, true, 310, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_TRUE(test, res.spurious);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	KUNIT_EXPECT_EQ(test, w.spurious, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_reo_wnd(&w), 20);
+	/* Growth stops at SRTT, ... */
+	w.reo_mult = USNIC_REL_REO_MULT_MAX;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_reo_wnd(&w), 40);
+	/* ... and a new sequence space starts from a quarter. */
+	usnic_rel_txwin_reset(&w, 0);
+	w.srtt_ns = 40;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_reo_wnd(&w), 10);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * In a recovery every cumulative ACK covers a resend (Karn: no sample); a
+ * SACK of a packet never resent still measures the path, so a timeout's
+ * backoff can end before the recovery does.
+ */
+static void cwnd_sack_gives_rtt_sample(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	cw_send(test, &w, 2, 100);
+	cw_send(test, &w, 2, 150);
+	usnic_rel_txwin_retransmitted(&w, 0, 200);
+	/* 0 (resent) and 3 arrive: 3's send dates the ACK, the resend does not. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 1, 0x2, true, 260, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 110);
+	KUNIT_EXPECT_EQ(test, w.min_rtt_ns, 110);
+	/* Only resends newly known: no sample. */
+	usnic_rel_txwin_retransmitted(&w, 1, 300);
+	usnic_rel_txwin_retransmitted(&w, 2, 300);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0x1, true, 420, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+	/* Several newly SACKed: the newest send, the least waiting. */
+	cw_send(test, &w, 1, 430);
+	cw_send(test, &w, 1, 440);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0x7, true, 500, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 60);
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void cwnd_peer_not_ready_undoes_fast_recovery(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	cc.ssthresh = 64;
+	/* What the peer held after its drop was SACKed: it looked a loss. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	/* A recovery, a timeout inside it, then the news: before both. */
+	usnic_rel_cwnd_ack(&cc, 1, 40);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 41);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 41);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 64);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	/* Progress after the reduction: the loss was the path's, kept. */
+	usnic_rel_cwnd_ack(&cc, 1, 41);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	usnic_rel_cwnd_ack(&cc, 1, 42);
+	usnic_rel_cwnd_peer_rnr(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 21);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_RECOVERY);
+}
+
+static void cwnd_local_drop_marks_one_packet(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq = 0;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	cw_send(test, &w, 4, 10);
+	/* 2 is SACKed: the host's drop of an old copy changes nothing. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x2, true, 11, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 2));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 4));
+	/* 1 never left: out of the pipe, and only it is a local resend. */
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_mark_local(&w, 1));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_mark_local(&w, 1));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 2);
+	/* A recovery finds 0 lost on the path. */
+	w.epoch++;
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, 1, U64_MAX), 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 0));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_lost_locally(&w, 1));
+	/* Sent again: the mark goes with the loss. */
+	usnic_rel_txwin_sent_late(&w, 1, 12);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 1));
+	KUNIT_EXPECT_EQ(test, w.slots[1].retx, 0);
+	usnic_rel_txwin_retransmitted(&w, 0, 12);
+	KUNIT_EXPECT_EQ(test, w.slots[0].retx, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 3);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_slow_start),
 	KUNIT_CASE(cwnd_app_limited_does_not_grow),
@@ -338,6 +558,12 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
+	KUNIT_CASE(cwnd_lost_resend_found_by_acks),
+	KUNIT_CASE(cwnd_first_send_lost_by_time),
+	KUNIT_CASE(cwnd_spurious_resend_widens_reordering),
+	KUNIT_CASE(cwnd_sack_gives_rtt_sample),
+	KUNIT_CASE(cwnd_peer_not_ready_undoes_fast_recovery),
+	KUNIT_CASE(cwnd_local_drop_marks_one_packet),
 	{}
 };
 

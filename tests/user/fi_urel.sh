@@ -40,10 +40,27 @@ for caps in FI_RMA FI_ATOMIC; do
 done
 fi_info -p urel -c FI_TAGGED -v | grep -q 'mr_mode: \[  \]' ||
 	fail "tagged-only info asks for memory registration"
-# What the provider does not do is refused, not promised.
+# What the provider does not do is refused, not promised: datagram
+# endpoints, remote RMA events (the module tells a target process nothing of
+# the writes it applies), registrations of several ranges, counters.
 if fi_info -p urel -t FI_EP_DGRAM >/dev/null 2>&1; then
 	fail "fi_info offers datagram endpoints"
 fi
+if fi_info -p urel -c 'FI_RMA|FI_RMA_EVENT' >/dev/null 2>&1; then
+	fail "fi_info offers FI_RMA_EVENT"
+fi
+for want in 'mr_iov_limit: 1$' 'cntr_cnt: 0$'; do
+	grep -q "$want" <<<"$info" || fail "fi_info lacks '$want'"
+done
+# max_msg_size is what a rendezvous send may register: RLIMIT_MEMLOCK for an
+# unprivileged process (Open MPI refuses any larger message), unbounded with
+# CAP_IPC_LOCK (root here).
+maxmsg() { awk '/max_msg_size:/ { print $2; exit }'; }
+got=$(maxmsg <<<"$info")
+[ "$got" = 1099511627776 ] || fail "max_msg_size with CAP_IPC_LOCK: $got"
+got=$(prlimit --memlock=4194304:4194304 setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps=-all fi_info -p urel -v 2>/dev/null | maxmsg)
+[ "$got" = 4194304 ] || fail "max_msg_size under a 4 MiB memlock limit: $got"
 
 ip netns add urA
 ip netns add urB

@@ -8,6 +8,8 @@
 # a window reaches another rank through urel or not at all; and
 # tests/mpi/mpi_atomic_self.c on 3 ranks: compare-and-swap and fetch-and-op
 # to the rank's own window and to the others', on every window flavor.
+# For the one-sided runs, the provider logs (FI_LOG_LEVEL=info) how many
+# writes, reads and atomics each endpoint posted: none of the three may be 0.
 set -euo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/mpi_twosided
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false FI_PROVIDER_PATH=$USNIC_REL_BUILD/prov
@@ -44,7 +46,7 @@ onesided() {
 	if ! out=$(timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
 		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include urel \
-		--mca osc_base_verbose 10 -x FI_PROVIDER_PATH \
+		--mca osc_base_verbose 10 -x FI_PROVIDER_PATH -x FI_LOG_LEVEL=info -x FI_LOG_PROV=urel \
 		"$USNIC_REL_BUILD/tests/$prog" 2>&1); then
 		echo "$out" | tail -60
 		echo "FAIL: one-sided -np $np"
@@ -55,6 +57,21 @@ onesided() {
 	grep -q "^$prog: $np ranks ok" <<<"$out" || {
 		echo "$out" | tail -60
 		echo "FAIL: one-sided -np $np: no success line"
+		fails=$((fails + 1))
+	}
+	# osc rdma reaches some windows by shared memory: the provider's own
+	# counts (logged as each endpoint closes) show that puts, gets and
+	# atomics really went through urel.
+	local sums
+	sums=$({ grep 'endpoint closed:' <<<"$out" || true; } |
+		sed -E 's/.*endpoint closed: ([0-9]+) sends, ([0-9]+) receives, ([0-9]+) writes, ([0-9]+) reads, ([0-9]+) atomics.*/\3 \4 \5/' |
+		awk '{ w += $1; r += $2; a += $3; n++ } END { print n + 0, w + 0, r + 0, a + 0 }')
+	echo "$prog -np $np through urel (endpoints, writes, reads, atomics): $sums"
+	set -- $sums
+	# mpi_atomic_self does atomics only.
+	[ "$prog" = mpi_atomic_self ] && set -- "$1" 1 1 "$4"
+	[ "$1" -ge "$np" ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] && [ "$4" -gt 0 ] || {
+		echo "FAIL: one-sided -np $np: not every kind of operation went through urel"
 		fails=$((fails + 1))
 	}
 }

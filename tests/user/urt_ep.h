@@ -27,6 +27,7 @@ struct urt_ep {
 	int fd;
 	struct usnic_rel_create_ep info;
 	void *region[USNIC_REL_NR_REGIONS];
+	uint32_t staging_next; /* urt_send's next staging offset */
 };
 
 static inline int urt_ioctl(int fd, unsigned long cmd, void *arg)
@@ -183,8 +184,11 @@ static inline void urt_queue_sqe(struct urt_ep *ep, int chan, const struct usnic
 
 /*
  * Send @len bytes to @peer on @chan: inline when small, else through the
- * start of the staging area, which is free again once the doorbell has
- * consumed the SQE. Retries while the socket buffer is full.
+ * staging area. A staged payload belongs to the kernel until its send
+ * completes (a send parked behind a full window reads it later), so
+ * successive sends take successive places, wrapping at the end: the tests
+ * wait for their peer's answer long before a wrap comes back around.
+ * Retries while the socket buffer is full.
  */
 static inline int urt_send(struct urt_ep *ep, int chan, uint32_t peer, const void *buf,
 			   uint32_t len, uint64_t imm, uint64_t user_ctx)
@@ -203,7 +207,13 @@ static inline int urt_send(struct urt_ep *ep, int chan, uint32_t peer, const voi
 		if (len)
 			memcpy(sqe.inline_data, buf, len);
 	} else {
-		memcpy(ep->region[USNIC_REL_REGION_STAGING], buf, len);
+		uint64_t size = ep->info.region[USNIC_REL_REGION_STAGING].size;
+
+		if ((uint64_t)ep->staging_next + len > size)
+			ep->staging_next = 0;
+		sqe.staging_off = ep->staging_next;
+		ep->staging_next += (len + 63) & ~63U;
+		memcpy((char *)ep->region[USNIC_REL_REGION_STAGING] + sqe.staging_off, buf, len);
 	}
 	urt_queue_sqe(ep, chan, &sqe);
 	for (tries = 0; tries < 10000; tries++) {

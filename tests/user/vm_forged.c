@@ -11,12 +11,16 @@
  * matches its UDP checksum is dropped by the stack (Udp InCsumErrors) before
  * the module sees it, one without a checksum (0, which IPv4 allows) is
  * refused by the module, and the same bytes rightly summed are delivered.
+ * A header of another wire version from a peer is counted apart
+ * (rx_bad_version) and named in the kernel log.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/klog.h>
 
 #include <uapi/usnic_rel_wire.h>
 
@@ -195,6 +199,21 @@ static void raw_send(const struct data_pkt *p, uint16_t from_port, enum raw_csum
 	close(raw);
 }
 
+/* Lines of the kernel log that contain @needle. */
+static int kernel_log_lines(const char *needle)
+{
+	static char log[1 << 20];
+	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1), n = 0;
+
+	URT_CHECK(len >= 0);
+	if (len < 0)
+		return -1;
+	log[len] = 0;
+	for (char *p = log; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 int main(void)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET,
@@ -204,7 +223,7 @@ int main(void)
 	struct data_pkt good;
 	char junk[256];
 	struct urt_ep ep;
-	int fd, stranger, bad = 0;
+	int fd, stranger, bad = 0, version_lines;
 	uint64_t cookie;
 
 	fd = open("/dev/usnic_rel", O_RDWR);
@@ -219,6 +238,7 @@ int main(void)
 	urt_post_all_rx(&ep);
 	URT_CHECK(urt_av_insert(&ep, AF_INET, "127.0.0.1", ntohs(me.sin_port)) > 0);
 
+	version_lines = kernel_log_lines("speaks wire version");
 	/* Empty, garbage, and a header cut at every length. */
 	URT_CHECK_EQ(udp_send(sock, junk, 0), 0);
 	memset(junk, 0xff, sizeof(junk));
@@ -250,6 +270,8 @@ int main(void)
 	URT_CHECK_EQ(udp_send(stranger, &good, PKT_LEN), 0);
 	usleep(100000);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_header"), bad);
+	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_bad_version"), 1);
+	URT_CHECK_EQ(kernel_log_lines("speaks wire version"), version_lines + 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_unknown_peer"), 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_packets"), 0);
 	URT_CHECK_EQ(urt_cq_next(&ep, &cqe, 0), -ETIMEDOUT);

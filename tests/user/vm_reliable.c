@@ -13,6 +13,10 @@
  * fault injection on this process's endpoint (debugfs ep<N>/fault_*) after
  * checking that out-of-range rates are refused; at the end each fault asked
  * for must have happened at least once (ep<N>/fault).
+ * "xmit_nomem_next=N" fails the sender's next N skb allocations: the
+ * packets never leave the host and must be resent early, not recovered by
+ * the timer, probes or SACKs; "gso_nomem_next=N" fails only those of
+ * GSO runs, which must then go packet by packet without any send error.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -64,7 +68,8 @@ static void print_counters(const char *who, struct urt_ep *ep)
 		"acks_delayed",	    "rx_duplicate",    "rx_out_of_order",
 		"rx_out_of_window", "rx_no_buf",       "rx_bad_ack",
 		"rx_bad_header",    "peers_dead",      "cwnd_fast_recoveries",
-		"cwnd_timeouts",
+		"cwnd_timeouts",    "tx_errors",       "tx_local_resends",
+		"tx_gso_fallbacks",
 	};
 
 	printf("%s counters:", who);
@@ -84,9 +89,18 @@ static void print_counters(const char *who, struct urt_ep *ep)
 	fclose(f);
 }
 
-static const char *const fault_knobs[] = { "drop", "duplicate", "reorder" };
-static const char *const fault_done[] = { "dropped", "duplicated", "reordered" };
-static int fault_on[3];
+#define NR_FAULTS 5
+#define NR_RATES 3 /* the first knobs are rates in ppm */
+enum {
+	F_XMIT_NOMEM = 3,
+	F_GSO_NOMEM
+};
+static const char *const fault_knobs[NR_FAULTS] = { "drop", "duplicate", "reorder",
+						    "xmit_nomem_next", "gso_nomem_next" };
+static const char *const fault_done[NR_FAULTS] = { "dropped", "duplicated", "reordered",
+						   "xmit_nomem", "gso_nomem" };
+static int fault_on[NR_FAULTS];
+static int xmit_nomem_next;
 
 /* Apply $VM_RELIABLE_FAULT to @ep: "drop=100000,reorder=50000". */
 static void setup_faults(struct urt_ep *ep)
@@ -102,26 +116,32 @@ static void setup_faults(struct urt_ep *ep)
 		char *eq = strchr(tok, '=');
 		int k;
 
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < NR_FAULTS; k++)
 			if (eq && !strncmp(tok, fault_knobs[k], eq - tok) &&
 			    strlen(fault_knobs[k]) == (size_t)(eq - tok))
 				break;
-		URT_CHECK(k < 3);
-		if (k == 3)
+		URT_CHECK(k < NR_FAULTS);
+		if (k == NR_FAULTS)
 			continue;
 		/* Rates are parts per million: anything else is refused. */
-		URT_CHECK_EQ(urt_fault_set(id, fault_knobs[k], 1000001), -EINVAL);
+		URT_CHECK_EQ(urt_fault_set(id, fault_knobs[k], k < NR_RATES ? 1000001 : 1ULL << 31),
+			     -EINVAL);
 		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], "-1"), -EINVAL);
 		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], "lots"), -EINVAL);
-		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], eq + 1), 0);
 		fault_on[k] = atoi(eq + 1) > 0;
+		/* After the pairing (run_tx): HELLOs are left to their timer. */
+		if (k == F_XMIT_NOMEM) {
+			xmit_nomem_next = atoi(eq + 1);
+			continue;
+		}
+		URT_CHECK_EQ(urt_fault_set_str(id, fault_knobs[k], eq + 1), 0);
 		printf("fault_%s=%s on ep%u\n", fault_knobs[k], eq + 1, ep->info.debug_id);
 	}
 }
 
 static void check_faults(const char *who, struct urt_ep *ep)
 {
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < NR_FAULTS; k++) {
 		long long n = urt_fault_count(ep, fault_done[k]);
 
 		printf("%s fault %s=%lld\n", who, fault_done[k], n);
@@ -263,6 +283,13 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 				busy[slot - 1] = 0;
 			sq_free[cqe.user_ctx >> 32]++;
 			done++;
+			if (xmit_nomem_next) {
+				URT_CHECK_EQ(urt_fault_set(ep->info.debug_id,
+							   fault_knobs[F_XMIT_NOMEM],
+							   xmit_nomem_next),
+					     0);
+				xmit_nomem_next = 0;
+			}
 		}
 	}
 	URT_CHECK_EQ(done, count);
@@ -276,6 +303,26 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 	       bytes / secs / 1e6);
 	print_counters("tx", ep);
 	check_faults("tx", ep);
+	/*
+	 * Packets that never left the host are resent early, not found lost
+	 * by the timer, probes or SACKs (all of them were before): those
+	 * recover at most a few, from spurious timeouts of a slow kernel.
+	 */
+	if (fault_on[F_XMIT_NOMEM]) {
+		long long local = urt_counter(ep->info.debug_id, "tx_local_resends");
+		long long retx = urt_counter(ep->info.debug_id, "retx_timeout") +
+				 urt_counter(ep->info.debug_id, "retx_fast") +
+				 urt_counter(ep->info.debug_id, "retx_probe");
+
+		URT_CHECK(local > 0);
+		URT_CHECK(retx < local / 4);
+	}
+	/* A run whose skb cannot be had goes packet by packet: none refused. */
+	if (fault_on[F_GSO_NOMEM]) {
+		URT_CHECK_EQ(urt_counter(ep->info.debug_id, "tx_gso_fallbacks"),
+			     urt_fault_count(ep, "gso_nomem"));
+		URT_CHECK_EQ(urt_counter(ep->info.debug_id, "tx_errors"), 0);
+	}
 	if (min_retx > 0)
 		URT_CHECK(urt_counter(ep->info.debug_id, "retx_timeout") +
 				  urt_counter(ep->info.debug_id, "retx_fast") +
