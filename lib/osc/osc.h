@@ -325,7 +325,7 @@ struct urel_osc_ctx {
 	struct urel_msg *m;
 	struct urel_device *dev;
 	struct urel_am *am;
-	unsigned int refs;
+	unsigned int refs; /* 0: its last window is being freed, its pings drained */
 	pthread_mutex_t lock; /* every window of the context */
 	struct urel_win *wins;
 	uint32_t max_am; /* bytes of an active message on the data channel */
@@ -345,6 +345,9 @@ struct urel_osc_ctx {
 	/* Peers found dead (a ping or an RDMA operation to them failed); under lock. */
 	urel_peer_t *dead;
 	unsigned int ndead;
+	/* Peers with a ping of ours in flight (ctx.c); under lock. */
+	urel_peer_t *pinging;
+	unsigned int npinging, pinging_cap;
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;
