@@ -112,6 +112,8 @@ void urel_am_put(struct urel_am *am)
 	*pp = am->next;
 	urel_ep_set_recv_handler(am->ep, NULL, NULL);
 	pthread_mutex_unlock(&urel_am_list_lock);
+	/* A dispatch under way was handed @am when it began. */
+	urel_progress_quiesce(am->ep);
 	pthread_mutex_destroy(&am->lock);
 	free(am);
 }
@@ -138,8 +140,13 @@ void urel_am_unregister(struct urel_am *am, unsigned int id)
 	if (!am || id >= UREL_AM_NR)
 		return;
 	pthread_mutex_lock(&am->lock);
-	/* The argument stays: a dispatch that already read the function reads it next. */
 	__atomic_store_n(&am->slot[id].fn, NULL, __ATOMIC_RELEASE);
+	/*
+	 * The caller frees the argument next, and a dispatch under way may
+	 * have read the function already. Waited for under the lock, so that
+	 * no register puts another argument beside the old function either.
+	 */
+	urel_progress_quiesce(am->ep);
 	pthread_mutex_unlock(&am->lock);
 }
 

@@ -42,10 +42,20 @@ struct urel_am;
 typedef int (*urel_am_fn)(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
 			  const void *payload, size_t len);
 
-/* The dispatcher of @ep (created on first use, counted); -EBUSY if @ep has another handler. */
+/*
+ * The dispatcher of @ep (created on first use, counted); -EBUSY if @ep has
+ * another handler. The last put waits for a dispatch of @ep under way in
+ * another thread, and must not come from a handler of @ep.
+ */
 int urel_am_get(struct urel_ep *ep, struct urel_am **amp);
 void urel_am_put(struct urel_am *am);
 
+/*
+ * Unregister returns once no other thread runs or can still call the
+ * handler, so its argument may be freed then. It waits for that thread's
+ * dispatch: no handler may wait for the caller, nor register or
+ * unregister on the same dispatcher.
+ */
 int urel_am_register(struct urel_am *am, unsigned int id, urel_am_fn fn, void *arg);
 void urel_am_unregister(struct urel_am *am, unsigned int id);
 

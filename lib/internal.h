@@ -131,6 +131,7 @@ struct urel_ep {
 	pthread_t prog_owner;
 	unsigned int prog_depth; /* 0 when no thread dispatches */
 	unsigned int prog_waiters; /* threads waiting for the dispatcher to leave */
+	unsigned int prog_epoch; /* dispatches ended (depth back to 0), wraps */
 	unsigned int prog_head, prog_count;
 	struct urel_completion prog_batch[UREL_CQ_BATCH];
 	bool prog_parked; /* prog_again waits for the receive handler */
@@ -205,5 +206,6 @@ int urel_mr_teardown(struct urel_mr *mr);
 /* progress.c: the dispatch state of an endpoint. */
 void urel_progress_init(struct urel_ep *ep);
 void urel_progress_fini(struct urel_ep *ep);
+void urel_progress_quiesce(struct urel_ep *ep);
 
 #endif /* USNICREL_INTERNAL_H */

@@ -107,9 +107,34 @@ static void urel_progress_leave(struct urel_ep *ep)
 {
 	pthread_mutex_lock(&ep->cq_lock);
 	__atomic_store_n(&ep->prog_depth, ep->prog_depth - 1, __ATOMIC_RELEASE);
+	if (!ep->prog_depth)
+		ep->prog_epoch++;
 	/* The common case, one thread alone, pays no wake-up. */
 	if (!ep->prog_depth && ep->prog_waiters)
 		pthread_cond_broadcast(&ep->prog_idle);
+	pthread_mutex_unlock(&ep->cq_lock);
+}
+
+/*
+ * Wait until a dispatch another thread has under way ends, so that the
+ * caller may free what its handlers use: the dispatcher read the receive
+ * handler and the upper layer's tables when it began. A dispatch that
+ * begins after this call takes cq_lock after the caller's changes and sees
+ * them. Only the dispatch seen here is waited for (the epoch), not every
+ * later one a busy progress thread starts. The calling thread's own
+ * dispatch, when it calls from a handler, is its caller's to finish.
+ */
+void urel_progress_quiesce(struct urel_ep *ep)
+{
+	unsigned int epoch;
+
+	pthread_mutex_lock(&ep->cq_lock);
+	epoch = ep->prog_epoch;
+	ep->prog_waiters++;
+	while (ep->prog_depth && !pthread_equal(ep->prog_owner, pthread_self()) &&
+	       ep->prog_epoch == epoch)
+		pthread_cond_wait(&ep->prog_idle, &ep->cq_lock);
+	ep->prog_waiters--;
 	pthread_mutex_unlock(&ep->cq_lock);
 }
 
