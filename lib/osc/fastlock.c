@@ -10,7 +10,9 @@
  * lock manager's request (FIFO); a release that finds WAITERS set tells
  * the manager, which hands the word on. NOCHECK and locks to ourselves keep
  * to the manager, shared ones too in groups wider than the word has reader
- * bits. UREL_WIN_FAST_LOCK=0 turns this off.
+ * bits. UREL_WIN_FAST_LOCK=0 turns this off. Shared locks take the word
+ * only with UREL_WIN_FAST_SHARED=1: a review found races of readers
+ * against the manager's hand-over (see the man page) still open.
  */
 #include <errno.h>
 #include <string.h>
@@ -27,7 +29,8 @@ bool urel_osc_word_eligible(const struct urel_win *w, int target)
 	if (!w->fast_locks || target == w->rank || !t->info.has_word || t->lock_nocheck)
 		return false;
 	return t->lock == UREL_WIN_LOCK_EXCLUSIVE ||
-	       (t->lock == UREL_WIN_LOCK_SHARED && w->size <= UREL_OSC_LW_READERS_MAX);
+	       (t->lock == UREL_WIN_LOCK_SHARED && w->fast_shared &&
+		w->size <= UREL_OSC_LW_READERS_MAX);
 }
 
 static bool urel_osc_word_done(struct urel_win *w, void *arg)
