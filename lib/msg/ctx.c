@@ -578,6 +578,7 @@ static bool urel_msg_idle(const struct urel_msg *m, uint64_t now)
 	return !__atomic_load_n(&m->pend, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->reading.head, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->early_stalled, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->pin_again, __ATOMIC_RELAXED) &&
 	       now - __atomic_load_n(&m->last_ping_ms, __ATOMIC_RELAXED) < m->attr.keepalive_ms;
 }
 
@@ -602,6 +603,11 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
+	if (m->pin_again) {
+		m->pin_again = false;
+		m->pin_retry = true;
+		urel_msg_win_retry(m);
+	}
 	urel_msg_keepalive(m, now);
 	pthread_mutex_unlock(&m->lock);
 	return n;

@@ -122,6 +122,7 @@ struct urel_msg_req {
 	bool cts; /* send: the receiver asked for windows */
 	bool pin_wait; /* send: waits for pinned memory to be released */
 	bool nofin; /* receive: the sender failed and expects no FIN */
+	bool need_cts; /* receive: the request for windows is still to be sent */
 	struct urel_msg_win win[2];
 	const void *sbuf; /* send: the bytes */
 	size_t swant, reg_pos; /* send: bytes the receiver reads, registered so far */
@@ -189,6 +190,7 @@ struct urel_msg {
 	unsigned long pinned; /* windows registered, all of matched messages */
 	unsigned long pin_waiters; /* sends waiting for one to be released */
 	bool pin_retry; /* one was released: waiters try again */
+	bool pin_again; /* atomic: an allocation failed, progress retries */
 };
 
 /* ctx.c */
