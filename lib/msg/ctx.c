@@ -355,26 +355,6 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 	r->listed = false;
 }
 
-void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
-{
-	r->lprev = NULL;
-	r->lnext = m->live;
-	if (m->live)
-		m->live->lprev = r;
-	m->live = r;
-}
-
-void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
-{
-	if (r->lprev)
-		r->lprev->lnext = r->lnext;
-	else
-		m->live = r->lnext;
-	if (r->lnext)
-		r->lnext->lprev = r->lprev;
-	r->lnext = r->lprev = NULL;
-}
-
 /* Move the requests reaped since the last call off the live list; under m->lock. */
 static void urel_msg_collect(struct urel_msg *m)
 {
@@ -391,6 +371,29 @@ static void urel_msg_collect(struct urel_msg *m)
 		m->spare = r;
 		m->nspare++;
 	}
+}
+
+void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
+{
+	/* Every new request frees the reaped ones, however it was allocated. */
+	if (__atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
+		urel_msg_collect(m);
+	r->lprev = NULL;
+	r->lnext = m->live;
+	if (m->live)
+		m->live->lprev = r;
+	m->live = r;
+}
+
+void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
+{
+	if (r->lprev)
+		r->lprev->lnext = r->lnext;
+	else
+		m->live = r->lnext;
+	if (r->lnext)
+		r->lnext->lprev = r->lprev;
+	r->lnext = r->lprev = NULL;
 }
 
 /* A zeroed request of @m; under m->lock. */
