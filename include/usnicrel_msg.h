@@ -146,6 +146,12 @@ int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len, 
  */
 int urel_msg_test(struct urel_msg_req *req, struct urel_msg_status *st);
 
+/*
+ * As urel_msg_test() without a progress pass: for a caller that made
+ * progress once (urel_msg_progress()) and now looks at many requests.
+ */
+int urel_msg_test_noprogress(struct urel_msg_req *req, struct urel_msg_status *st);
+
 /* Wait for @req, fill *@st (may be NULL), free @req; returns st->error. */
 int urel_msg_wait(struct urel_msg_req *req, struct urel_msg_status *st);
 

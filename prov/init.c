@@ -12,48 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "urel_fi.h"
 
 /* Messages from one endpoint to another are matched in the order they were sent. */
 #define UREL_FI_MSG_ORDER FI_ORDER_SAS
-/* A ceiling where registered memory is not limited (CAP_IPC_LOCK or unlimited memlock). */
+/*
+ * The largest message: the library's rendezvous registers a buffer that
+ * RLIMIT_MEMLOCK does not allow at once piecewise, so memory is the limit.
+ */
 #define UREL_FI_MAX_MSG_CEILING (1ULL << 40)
 
-/* Bit 14 of the effective capabilities: CAP_IPC_LOCK, which lifts the memlock limit. */
-static bool urel_fi_can_lock(void)
-{
-	char line[256];
-	bool yes = false;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long caps;
-
-		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
-			yes = caps & (1ULL << 14);
-			break;
-		}
-	}
-	fclose(f);
-	return yes;
-}
-
-/*
- * The largest message: a rendezvous send registers the whole buffer, which
- * the module charges against RLIMIT_MEMLOCK unless the process may lock memory.
- */
 size_t urel_fi_max_msg_size(void)
 {
-	struct rlimit rl;
-
-	if (urel_fi_can_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > UREL_FI_MAX_MSG_CEILING)
-		return UREL_FI_MAX_MSG_CEILING;
-	return rl.rlim_cur;
+	return UREL_FI_MAX_MSG_CEILING;
 }
 
 /* The library's negative errno as a positive libfabric error code. */

@@ -159,7 +159,7 @@ void urel_fi_note_progress(struct urel_fi_ep *ep)
 			ep->note_rx = NULL;
 			return; /* out of memory: again on the next call */
 		}
-		ret = urel_msg_test(ep->note_rx, &st);
+		ret = urel_msg_test_noprogress(ep->note_rx, &st);
 		if (ret <= 0) {
 			if (ret < 0)
 				UREL_FI_WARN(FI_LOG_EP_DATA, "notice: %s\n", urel_strerror(ret));

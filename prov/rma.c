@@ -162,7 +162,7 @@ static void urel_fi_rma_note(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 	if (!op->cq_data)
 		return;
 	if (op->note) {
-		ret = urel_msg_test(op->note, &st);
+		ret = urel_msg_test_noprogress(op->note, &st);
 		if (ret > 0) {
 			op->note = NULL;
 			op->out--;

@@ -112,7 +112,10 @@ static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
 		urel_fi_cq_push(cq, &c);
 }
 
-/* Test every outstanding operation; called with ep->lock held. */
+/*
+ * Progress once, then test every outstanding operation without another
+ * pass each (quadratic with many in flight). Called with ep->lock held.
+ */
 void urel_fi_ep_reap(struct urel_fi_ep *ep)
 {
 	struct urel_fi_op *op, *next;
@@ -125,7 +128,7 @@ void urel_fi_ep_reap(struct urel_fi_ep *ep)
 		struct urel_msg_status st = { 0 };
 
 		next = op->next;
-		ret = urel_msg_test(op->req, &st);
+		ret = urel_msg_test_noprogress(op->req, &st);
 		if (ret == 0)
 			continue;
 		if (ret < 0) {

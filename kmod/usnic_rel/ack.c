@@ -25,7 +25,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	bool rnr = pkt->flags & USNIC_REL_F_RNR;
 	struct usnic_rel_ack_result res;
 	enum usnic_rel_ack_verdict v;
-	u32 nblocks = 0;
+	u32 nblocks = 0, backed_off = 0;
 
 	/* Only a standalone ACK's payload is SACK blocks (checked by the parser). */
 	if (pure)
@@ -62,9 +62,16 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		usnic_rel_conn_complete(ep, peer, pkt->channel, res.freed_from,
 					res.freed);
 		usnic_rel_rto_progress(&conn->rto);
-		if (res.rtt_ns >= 0)
-			usnic_rel_rto_sample(&conn->rto,
-					     div_u64(res.rtt_ns, NSEC_PER_USEC));
+	}
+	/*
+	 * A SACK's sample counts without a cumulative ACK: in a recovery the
+	 * hole may stay for several round trips, and the backoff of an
+	 * earlier timeout with it. The timer restarts if that backoff ends.
+	 */
+	if (res.rtt_ns >= 0) {
+		backed_off = conn->rto.backoff;
+		usnic_rel_rto_sample(&conn->rto,
+				     div_u64(res.rtt_ns, NSEC_PER_USEC));
 	}
 	/*
 	 * Room in the window, or in the pipe (a SACK): resend what is
@@ -80,7 +87,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);
 	}
-	usnic_rel_rtx_timer_arm(peer, res.freed || rnr);
+	usnic_rel_rtx_timer_arm(peer, res.freed || rnr || backed_off);
 }
 
 /* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */

@@ -242,6 +242,30 @@ static int usnic_rel_mr_insert(struct usnic_rel_ctx *ctx, struct usnic_rel_mr *m
 	return ret;
 }
 
+/*
+ * A read-only pin of anonymous memory never written yet holds the shared
+ * zero page: the process's first write then maps a page of its own, and
+ * peers would go on reading zeros. Where the mapping can be written, pin
+ * a page of its own in place of the zero page (as a write fault would
+ * make it); where it cannot, the zero page is what it holds.
+ */
+static void usnic_rel_mr_unshare_zero(struct page **pages, unsigned long n,
+				      unsigned long addr, unsigned int gup_flags)
+{
+	unsigned long i;
+	struct page *own;
+
+	for (i = 0; i < n; i++, addr += PAGE_SIZE) {
+		if (!is_zero_pfn(page_to_pfn(pages[i])))
+			continue;
+		if (pin_user_pages_fast(addr, 1, gup_flags | FOLL_WRITE,
+					&own) != 1)
+			continue;
+		unpin_user_page(pages[i]);
+		pages[i] = own;
+	}
+}
+
 /* Pin the pages of @mr for @ep. Runs without ctx->lock: it may take long. */
 static int usnic_rel_mr_pin(struct usnic_rel_ep *ep, struct usnic_rel_mr *mr,
 			    unsigned long start, unsigned int gup_flags,
@@ -256,6 +280,10 @@ static int usnic_rel_mr_pin(struct usnic_rel_ep *ep, struct usnic_rel_mr *mr,
 					  gup_flags, mr->pages + *pinned);
 		if (ret <= 0)
 			return ret ?: -EFAULT;
+		if (!(gup_flags & FOLL_WRITE))
+			usnic_rel_mr_unshare_zero(mr->pages + *pinned, ret,
+						  start + *pinned * PAGE_SIZE,
+						  gup_flags);
 		*pinned += ret;
 		/* A test may hold us here (fault.c), after the first pages. */
 		if (*pinned == (unsigned long)ret && usnic_rel_fault_pin_wait(ep))

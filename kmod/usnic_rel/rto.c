@@ -119,15 +119,19 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_sample);
  * covers a host that answers late. Never more than the RTO, which takes
  * over from there.
  *
- * Return: the timeout in microseconds; 0 without an RTT sample or while
- * backing off, when there is no flight to probe but a timeout to run.
+ * A backed-off RTO does not stop it: it is armed once per flight, after an
+ * ACK that freed packets, so an earlier loss's backoff (which lasts until an
+ * RTT sample, rare under heavy loss since every ACK of a recovery covers a
+ * resend) does not make the next tail loss wait for the doubled timeout.
+ *
+ * Return: the timeout in microseconds; 0 without an RTT sample.
  */
 u32 usnic_rel_rto_probe_us(const struct usnic_rel_rto *r, u32 ack_delay_us,
 			   u32 floor_us)
 {
 	u64 pto;
 
-	if (!r->has_sample || r->backoff)
+	if (!r->has_sample)
 		return 0;
 	pto = 2ULL * r->srtt_us + ack_delay_us + 2ULL * r->rttvar_peak_us;
 	pto = max_t(u64, pto, floor_us);

@@ -170,6 +170,8 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 		usnic_rel_conn_dead(ep, peer, false);
 		goto out;
 	}
+	/* This flight is past probing: the backed-off RTO runs until an ACK. */
+	conn->probe_sent = true;
 	/*
 	 * Resend what had the time to be acknowledged and was not: a packet
 	 * sent less than a round trip ago may well be on its way. At most half

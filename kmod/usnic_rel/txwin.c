@@ -295,6 +295,20 @@ static void usnic_rel_txwin_unlose(struct usnic_rel_txwin *w,
 }
 
 /*
+ * Whether the acknowledgment of @s, arriving now, dates the path: not if it
+ * was resent (Karn), nor if it was presumed lost and not yet sent again.
+ * The receiver answers only what arrives: when the ACK of a delivered packet
+ * is lost, the next one comes after the retransmission timer (or the time
+ * rule) resent something, so its delay is our own timer's. Taken as an RTT,
+ * it raises the RTO, which delays the next such ACK further: under heavy loss
+ * the RTO climbs to its ceiling without any backoff.
+ */
+static bool usnic_rel_txwin_times_path(const struct usnic_rel_tx_slot *s)
+{
+	return !s->retx && !s->lost;
+}
+
+/*
  * @s arrived at @now_ns: what was sent before it, and is not known received,
  * may be lost. A resend acknowledged sooner than any round trip was answered
  * by its original: the resend was spurious (the original was only late), and
@@ -340,23 +354,26 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
 }
 
 /*
- * The receiver holds @s, reported at @now_ns. A packet never resent gives
- * an unambiguous RTT sample (Karn): in a recovery, where every cumulative
- * ACK covers a resend, these are the only samples, and without them a
- * timeout's backoff (which also stops the tail-loss probes) would last until
- * the recovery ends. The newest of an ACK is kept: an older one may have
- * waited for room in an earlier ACK's SACK. Returns whether it is news.
+ * The receiver holds @s, reported at @now_ns. A packet that dates the path
+ * (usnic_rel_txwin_times_path()) gives an RTT sample: in a recovery, where
+ * every cumulative ACK covers a resend, these are the only samples, and
+ * without them a timeout's backoff (which also stops the tail-loss probes)
+ * would last until the recovery ends. The newest of an ACK is kept: an
+ * older one may have waited for room in an earlier ACK's SACK. Returns
+ * whether it is news.
  */
 static bool usnic_rel_txwin_sack_one(struct usnic_rel_txwin *w,
 				     struct usnic_rel_tx_slot *s, u64 now_ns,
 				     struct usnic_rel_ack_result *res)
 {
+	bool timed = usnic_rel_txwin_times_path(s);
+
 	if (s->sacked)
 		return false;
 	usnic_rel_txwin_unlose(w, s);
 	if (usnic_rel_txwin_delivered(w, s, now_ns))
 		res->spurious = true;
-	if (!s->retx && now_ns >= s->sent_ns &&
+	if (timed && now_ns >= s->sent_ns &&
 	    (res->sack_rtt_ns < 0 ||
 	     (s64)(now_ns - s->sent_ns) < res->sack_rtt_ns))
 		res->sack_rtt_ns = now_ns - s->sent_ns;
@@ -558,7 +575,8 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 		 * covered it (then the ACK waited for a hole, not the path).
 		 */
 		last = &w->slots[usnic_rel_txwin_slot(w, ack - 1)];
-		if (!last->sacked && now_ns >= last->sent_ns)
+		if (!last->sacked && usnic_rel_txwin_times_path(last) &&
+		    now_ns >= last->sent_ns)
 			res->rtt_ns = now_ns - last->sent_ns;
 		retx = usnic_rel_txwin_free(w, ack, now_ns, &res->spurious);
 		if (retx)

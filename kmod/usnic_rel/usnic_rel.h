@@ -171,6 +171,7 @@ union usnic_rel_sockaddr {
 struct usnic_rel_route {
 	struct dst_entry *dst;		/* held, or NULL: look it up */
 	u32 cookie;			/* dst_check() cookie (IPv6) */
+	u32 no_gso_mtu;			/* its MTU when it refused */
 	bool no_gso;			/* this route refused UDP GSO */
 	bool closed;			/* peer removed: cache nothing */
 	union {				/* source address the lookup chose */

@@ -88,6 +88,18 @@ void usnic_rel_route_close(struct usnic_rel_route *r)
 	r->closed = true;
 }
 
+/*
+ * The route refused a GSO run: send packet by packet from now on, until
+ * the route changes or its MTU grows (an IPv6 route keeps its dst when
+ * only the device's MTU changes).
+ */
+static void usnic_rel_route_no_gso(struct usnic_rel_route *r,
+				   const struct dst_entry *dst)
+{
+	r->no_gso = true;
+	r->no_gso_mtu = dst_mtu(dst);
+}
+
 /* Bytes of each datagram on the wire but the IP header. */
 static unsigned int usnic_rel_xmit_datagram(const struct sk_buff *skb)
 {
@@ -170,7 +182,7 @@ static int usnic_rel_xmit4(struct sock *sk, struct usnic_rel_route *r,
 	ret = usnic_rel_xmit_prepare(skb, &rt->dst, sizeof(struct iphdr));
 	if (ret) {
 		if (r && (ret == -EIO || ret == -EINVAL))
-			r->no_gso = true;
+			usnic_rel_route_no_gso(r, &rt->dst);
 		ip_rt_put(rt);
 		kfree_skb(skb);
 		return ret;
@@ -227,7 +239,7 @@ static int usnic_rel_xmit6(struct sock *sk, struct usnic_rel_route *r,
 	ret = usnic_rel_xmit_prepare(skb, dst, sizeof(struct ipv6hdr));
 	if (ret) {
 		if (r && (ret == -EIO || ret == -EINVAL))
-			r->no_gso = true;
+			usnic_rel_route_no_gso(r, dst);
 		dst_release(dst);
 		kfree_skb(skb);
 		return ret;
@@ -436,11 +448,15 @@ int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
 
 /*
  * Whether a run to @r's peer may go as one GSO skb: not while the route
- * it last had refused it; a new route is tried again.
+ * it last had refused it; a new route, or a larger MTU, is tried again.
  */
 bool usnic_rel_route_gso(struct usnic_rel_route *r)
 {
 	if (r->dst && !dst_check(r->dst, r->cookie))
 		usnic_rel_route_clear(r);
-	return !r->dst || !r->no_gso;
+	if (!r->dst)
+		return true;
+	if (r->no_gso && dst_mtu(r->dst) > r->no_gso_mtu)
+		r->no_gso = false;
+	return !r->no_gso;
 }

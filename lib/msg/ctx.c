@@ -178,6 +178,8 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 		return -ENOMEM;
 	m->ep = ep;
 	ret = urel_msg_limits(ep, attr, &m->attr);
+	if (!ret)
+		ret = urel_msg_window_size(&m->rndv_win);
 	if (ret)
 		goto err_free;
 	m->sink = calloc(1, sizeof(*m->sink));
@@ -258,6 +260,8 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		urel_msg_req_unlink(m, r);
 		if (r->mr)
 			urel_mr_dereg(r->mr);
+		if (r->kind == UREL_MSG_REQ_SEND)
+			urel_msg_win_release(m, r);
 		/* A read still out keeps its request: the get's completion frees it. */
 		if (!r->gets)
 			free(r);

@@ -9,6 +9,10 @@
  *   FIN    sreq, status                  (the receiver finished its gets)
  *   PING   0                             (keepalive: draws the peer's ACK, so
  *                                         a dead peer is found by the kernel)
+ *   CTS    sreq, rid, want               (piecewise rendezvous: send windows)
+ *   WIN    rid, offset, length, rkey, status  (one registered window, or the
+ *                                         sender's failure: then no FIN)
+ *   WDONE  sreq, offset                  (the window at offset was read)
  * EAGER and RTS carry the per-peer message sequence in the header's seq:
  * the two channels are each in order but not with each other, so the
  * receiver holds early arrivals until their turn and matches in send order.
@@ -34,9 +38,14 @@ enum {
 	UREL_MSG_OP_SACK,
 	UREL_MSG_OP_FIN,
 	UREL_MSG_OP_PING,
-	UREL_MSG_OP_SELF /* never on the wire: a send to ourselves, bytes still the sender's */
+	UREL_MSG_OP_SELF, /* never on the wire: a send to ourselves, bytes still the sender's */
+	UREL_MSG_OP_CTS,
+	UREL_MSG_OP_WIN,
+	UREL_MSG_OP_WDONE
 };
 #define UREL_MSG_F_SYNC (1U << 0)
+/* RTS: nothing registered yet (rkey 0); the receiver asks for windows (CTS). */
+#define UREL_MSG_F_WIN (1U << 1)
 
 #define UREL_MSG_EAGER_HDR (sizeof(struct urel_am_hdr) + 16)
 #define UREL_MSG_RTS_HDR (sizeof(struct urel_am_hdr) + 32)
@@ -86,6 +95,15 @@ struct urel_msg_handle {
 	struct urel_msg_req *self; /* SELF: the send, whose buffer holds the bytes */
 };
 
+/* A registered window of a piecewise rendezvous (sender) or its reads (receiver). */
+struct urel_msg_win {
+	struct urel_mr *mr; /* sender only */
+	uint64_t rkey; /* receiver only */
+	size_t off, len;
+	size_t got; /* receiver: bytes landed */
+	bool used; /* receiver */
+};
+
 enum {
 	UREL_MSG_REQ_SEND = 1,
 	UREL_MSG_REQ_RECV
@@ -100,6 +118,16 @@ struct urel_msg_req {
 	uint8_t kind;
 	bool done;
 	bool listed;
+	bool rndv; /* send: completes on FIN */
+	bool windowed; /* piecewise rendezvous (send or receive) */
+	bool cts; /* send: the receiver asked for windows */
+	bool pin_wait; /* send: waits for pinned memory to be released */
+	bool nofin; /* receive: the sender failed and expects no FIN */
+	struct urel_msg_win win[2];
+	const void *sbuf; /* send: the bytes */
+	size_t swant, reg_pos; /* send: bytes the receiver reads, registered so far */
+	uint64_t rid; /* the receive's id (send: as the receiver named it) */
+	size_t wnext; /* receive: offset of the next window expected */
 	struct urel_msg_status st;
 	/* send */
 	uint64_t id;
@@ -167,6 +195,10 @@ struct urel_msg {
 	uint64_t early, early_bytes; /* held early arrivals */
 	uint64_t deferred; /* arrivals put back for lack of memory */
 	bool early_stalled; /* a due early arrival waits for memory */
+	size_t rndv_win; /* larger sends are registered piecewise (SIZE_MAX: never) */
+	unsigned long pinned; /* windows registered, all of matched messages */
+	unsigned long pin_waiters; /* sends waiting for one to be released */
+	bool pin_retry; /* one was released: waiters try again */
 };
 
 /* ctx.c */
@@ -195,11 +227,20 @@ void urel_msg_sink_leave(struct urel_msg_sink *s);
 uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
+void urel_msg_send_done(struct urel_msg_req *r, int status);
 void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq);
 void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int status);
 int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
 		      int status);
 void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err);
+
+/* window.c */
+int urel_msg_window_size(size_t *win);
+void urel_msg_win_release(struct urel_msg *m, struct urel_msg_req *r);
+void urel_msg_win_retry(struct urel_msg *m);
+void urel_msg_on_cts(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, uint64_t rid,
+		     uint64_t want);
+void urel_msg_on_wdone(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, uint64_t off);
 
 /* recv.c */
 int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,

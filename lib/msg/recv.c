@@ -4,7 +4,9 @@
  * sender's order, matched against the posted receives, and otherwise kept
  * as unexpected (an eager message's bytes copied once; a rendezvous message
  * keeps only its request-to-send, so its bytes move once, by RDMA get,
- * into the buffer of the receive that finally matches it).
+ * into the buffer of the receive that finally matches it). A message its
+ * sender registers piecewise is read a window at a time, as the sender
+ * announces them (window.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@ struct urel_msg_get {
 	struct urel_request r;
 	struct urel_msg_req *req;
 	struct urel_msg_sink *sink; /* the context may close before the get ends */
+	int slot; /* the window it reads, -1: the message is registered whole */
 };
 
 static uint32_t urel_msg_src(urel_peer_t peer)
@@ -38,10 +41,38 @@ static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 	r->st.received = r->landed;
 	if (r->gerr)
 		r->st.error = r->gerr;
-	if (!urel_msg_peer_err(m, r->st.peer) &&
+	if (!r->nofin && !urel_msg_peer_err(m, r->st.peer) &&
 	    urel_msg_send_ctl(m, r->st.peer, UREL_MSG_OP_FIN, r->sreq, r->st.error))
 		m->dropped++;
 	urel_msg_complete(r);
+}
+
+/* Piecewise reads: the window at @off was read whole; its sender unpins it. */
+static void urel_msg_send_wdone(struct urel_msg *m, struct urel_msg_req *r, uint64_t off)
+{
+	unsigned char hdr[sizeof(struct urel_am_hdr) + 16];
+	struct urel_am_hdr h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_WDONE, 0, 0);
+
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(hdr + sizeof(h), r->sreq);
+	urel_msg_put64(hdr + sizeof(h) + 8, off);
+	if (urel_msg_post(m, r->st.peer, UREL_CHAN_CMD, hdr, sizeof(hdr), NULL, 0, NULL) &&
+	    !r->gerr)
+		r->gerr = -ENOBUFS;
+}
+
+/* A get of window @slot of @r landed @len bytes. Under m->lock. */
+static void urel_msg_win_landed(struct urel_msg *m, struct urel_msg_req *r, int slot, size_t len)
+{
+	struct urel_msg_win *w = &r->win[slot];
+
+	w->got += len;
+	if (w->got < w->len)
+		return;
+	/* The last window is released by the FIN. */
+	if (w->off + w->len < r->want && !r->gerr && !urel_msg_peer_err(m, r->st.peer))
+		urel_msg_send_wdone(m, r, w->off);
+	*w = (struct urel_msg_win){ 0 };
 }
 
 static void urel_msg_get_done(struct urel_request *cr, const struct urel_completion *c)
@@ -49,6 +80,7 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 	struct urel_msg_get *g = (struct urel_msg_get *)cr;
 	struct urel_msg_sink *s = g->sink;
 	struct urel_msg_req *r = g->req;
+	int g_slot = g->slot;
 	struct urel_msg *m;
 
 	free(g);
@@ -67,6 +99,8 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 		r->gerr = c->status;
 	else if (!c->status)
 		r->landed += c->len;
+	if (!c->status && g_slot >= 0)
+		urel_msg_win_landed(m, r, g_slot, c->len);
 	if (urel_msg_peer_fatal(c->status))
 		urel_msg_peer_failed(m, r->st.peer, c->status);
 	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
@@ -75,14 +109,34 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 	urel_msg_sink_leave(s);
 }
 
+/* The window of @r holding offset @pos, -1 when not announced yet. */
+static int urel_msg_win_slot(const struct urel_msg_req *r, size_t pos)
+{
+	for (int i = 0; i < 2; i++) {
+		if (r->win[i].used && r->win[i].off <= pos && pos - r->win[i].off < r->win[i].len)
+			return i;
+	}
+	return -1;
+}
+
 /* Post the gets the core has room for; under m->lock. */
 static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 {
 	while (!r->gerr && r->posted < r->want) {
 		size_t n = r->want - r->posted;
+		uint64_t rkey = r->rkey, roff = r->posted;
 		struct urel_msg_get *g;
-		int ret;
+		int slot = -1, ret;
 
+		if (r->windowed) {
+			slot = urel_msg_win_slot(r, r->posted);
+			if (slot < 0)
+				break; /* the sender announces the next window */
+			rkey = r->win[slot].rkey;
+			roff = r->posted - r->win[slot].off;
+			if (n > r->win[slot].len - roff)
+				n = r->win[slot].len - roff;
+		}
 		if (n > m->attr.rndv_chunk)
 			n = m->attr.rndv_chunk;
 		g = malloc(sizeof(*g));
@@ -92,9 +146,10 @@ static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 		g->r.user = NULL;
 		g->req = r;
 		g->sink = m->sink;
+		g->slot = slot;
 		urel_msg_sink_get(m->sink);
-		ret = urel_ep_get(m->ep, r->st.peer, (char *)r->buf + r->posted, n, r->rkey,
-				  r->posted, &g->r, 0);
+		ret = urel_ep_get(m->ep, r->st.peer, (char *)r->buf + r->posted, n, rkey, roff,
+				  &g->r, 0);
 		if (ret) {
 			urel_msg_sink_put(m->sink);
 			free(g);
@@ -135,6 +190,58 @@ void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q)
 	urel_match_add_unexpected(&m->match, &q->e);
 }
 
+/* Ask the sender of @r for the windows of its message. Under m->lock. */
+static int urel_msg_send_cts(struct urel_msg *m, struct urel_msg_req *r)
+{
+	unsigned char hdr[sizeof(struct urel_am_hdr) + 24];
+	struct urel_am_hdr h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_CTS, 0, 0);
+	unsigned char *p = hdr + sizeof(h);
+
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(p, r->sreq);
+	urel_msg_put64(p + 8, r->rid);
+	urel_msg_put64(p + 16, r->want);
+	return urel_msg_post(m, r->st.peer, UREL_CHAN_CMD, hdr, sizeof(hdr), NULL, 0, NULL);
+}
+
+/*
+ * The sender of a piecewise read announced a window (or its failure). Only
+ * the next window in order, inside what we read, is taken. Under m->lock.
+ */
+static void urel_msg_on_win(struct urel_msg *m, urel_peer_t peer, const unsigned char *p)
+{
+	uint64_t rid = urel_msg_get64(p), off = urel_msg_get64(p + 8);
+	uint64_t len = urel_msg_get64(p + 16), rkey = urel_msg_get64(p + 24);
+	int64_t status = (int64_t)urel_msg_get64(p + 32);
+	struct urel_msg_req *r;
+	int slot;
+
+	for (r = m->reading.head; r; r = r->next) {
+		if (r->windowed && r->rid == rid && r->st.peer == peer)
+			break;
+	}
+	if (!r || r->gerr) {
+		m->dropped++;
+		return;
+	}
+	if (status) {
+		/* It could not register its buffer: a clear error, never a wait. */
+		r->gerr = status < 0 && status >= -4095 ? (int)status : -EPROTO;
+		r->nofin = true;
+		if (!r->gets)
+			urel_msg_rndv_finish(m, r);
+		return;
+	}
+	slot = r->win[0].used ? (r->win[1].used ? -1 : 1) : 0;
+	if (slot < 0 || off != r->wnext || !len || len > r->want - off) {
+		m->dropped++;
+		return;
+	}
+	r->win[slot] = (struct urel_msg_win){ .rkey = rkey, .off = off, .len = len, .used = true };
+	r->wnext += len;
+	urel_msg_rndv_post(m, r);
+}
+
 /* Receive @r matched message @u (not queued: fresh from the wire or taken off the queue). */
 void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
 		      const void *data)
@@ -173,6 +280,13 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 		return;
 	}
 	urel_msg_list_add(&m->reading, r);
+	if (u->flags & UREL_MSG_F_WIN && r->want) {
+		r->windowed = true;
+		r->rid = ++m->next_id;
+		if (urel_msg_send_cts(m, r)) {
+			r->gerr = -ENOBUFS;
+		}
+	}
 	urel_msg_rndv_post(m, r);
 }
 
@@ -240,6 +354,12 @@ static bool urel_msg_well_formed(const struct urel_am_hdr *h, size_t len)
 		return len == 16;
 	case UREL_MSG_OP_PING:
 		return len == 8;
+	case UREL_MSG_OP_CTS:
+		return len == 24;
+	case UREL_MSG_OP_WIN:
+		return len == 40;
+	case UREL_MSG_OP_WDONE:
+		return len == 16;
 	default:
 		return false;
 	}
@@ -326,6 +446,19 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 	}
 	if (h->op == UREL_MSG_OP_PING)
 		goto out;
+	if (h->op == UREL_MSG_OP_CTS) {
+		urel_msg_on_cts(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8),
+				urel_msg_get64(p + 16));
+		goto out;
+	}
+	if (h->op == UREL_MSG_OP_WIN) {
+		urel_msg_on_win(m, c->peer, p);
+		goto out;
+	}
+	if (h->op == UREL_MSG_OP_WDONE) {
+		urel_msg_on_wdone(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8));
+		goto out;
+	}
 	pp = urel_msg_peer(m, c->peer);
 	if (!pp || pp->err) {
 		/* A failed peer's stream broke: what it still sends cannot be ordered. */

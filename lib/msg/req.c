@@ -48,6 +48,17 @@ UREL_API int urel_msg_test(struct urel_msg_req *r, struct urel_msg_status *st)
 	return 1;
 }
 
+/* For callers that progress once for many requests (the provider's CQ read). */
+UREL_API int urel_msg_test_noprogress(struct urel_msg_req *r, struct urel_msg_status *st)
+{
+	if (!r)
+		return -EINVAL;
+	if (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+		return 0;
+	urel_msg_reap(r, st);
+	return 1;
+}
+
 UREL_API int urel_msg_wait(struct urel_msg_req *r, struct urel_msg_status *st)
 {
 	int ret;

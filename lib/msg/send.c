@@ -5,6 +5,7 @@
  * when posted; a synchronous one waits for the receiver's SACK. Above the
  * eager limit the buffer is registered for remote reads and only a
  * request-to-send travels; the send completes on the receiver's FIN.
+ * A buffer too large to pin at once is registered piecewise (window.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,12 +23,14 @@ static struct urel_msg_req *urel_msg_find_send(struct urel_msg *m, urel_peer_t p
 	return NULL;
 }
 
-static void urel_msg_send_done(struct urel_msg_req *r, int status)
+/* Under m->lock. */
+void urel_msg_send_done(struct urel_msg_req *r, int status)
 {
 	if (r->mr) {
 		urel_mr_dereg(r->mr);
 		r->mr = NULL;
 	}
+	urel_msg_win_release(r->m, r);
 	r->st.error = status;
 	urel_msg_complete(r);
 }
@@ -36,7 +39,7 @@ void urel_msg_on_sack(struct urel_msg *m, urel_peer_t peer, uint64_t sreq)
 {
 	struct urel_msg_req *r = urel_msg_find_send(m, peer, sreq);
 
-	if (!r || r->mr) {
+	if (!r || r->rndv) {
 		m->dropped++;
 		return;
 	}
@@ -48,13 +51,14 @@ void urel_msg_on_fin(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, int st
 {
 	struct urel_msg_req *r = urel_msg_find_send(m, peer, sreq);
 
-	if (!r || !r->mr) {
+	if (!r || !r->rndv) {
 		m->dropped++;
 		return;
 	}
 	urel_msg_list_del(&m->waiting, r);
 	/* A receive that was too small is the receiver's error, not ours. */
 	urel_msg_send_done(r, status == -EMSGSIZE ? 0 : status);
+	urel_msg_win_retry(m);
 }
 
 int urel_msg_send_ctl(struct urel_msg *m, urel_peer_t peer, unsigned int op, uint64_t sreq,
@@ -85,6 +89,7 @@ void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
 		urel_msg_list_del(&m->waiting, r);
 		urel_msg_send_done(r, err);
 	}
+	urel_msg_win_retry(m);
 }
 
 static void urel_msg_send_init(struct urel_msg_req *r, urel_peer_t peer, size_t len, uint64_t tag,
@@ -140,12 +145,23 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		*reqp = r;
 		return 0;
 	}
-	if (rndv) {
+	if (rndv)
+		r->rndv = true;
+	/*
+	 * Too large to pin at once, or it did not fit under the memlock limit:
+	 * the receiver asks for windows. Without a limit, -ENOMEM is a failed
+	 * allocation, for the caller to retry.
+	 */
+	if (rndv && len <= m->rndv_win) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
-		if (ret) {
+		if (ret && (ret != -ENOMEM || m->rndv_win == SIZE_MAX)) {
 			free(r);
 			return ret;
 		}
+	}
+	if (rndv && !r->mr) {
+		r->windowed = true;
+		r->sbuf = buf;
 	}
 	pthread_mutex_lock(&m->lock);
 	if (!rndv) {
@@ -168,13 +184,13 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	}
 	seq = p->tx_seq++;
 	h = urel_am_hdr(UREL_AM_MSG, rndv ? UREL_MSG_OP_RTS : UREL_MSG_OP_EAGER,
-			sync ? UREL_MSG_F_SYNC : 0, seq);
+			(sync ? UREL_MSG_F_SYNC : 0) | (r->windowed ? UREL_MSG_F_WIN : 0), seq);
 	memcpy(hdr, &h, sizeof(h));
 	urel_msg_put64(hdr + sizeof(h), tag);
 	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
 	if (rndv) {
 		urel_msg_put64(hdr + sizeof(h) + 16, len);
-		urel_msg_put64(hdr + sizeof(h) + 24, (uint64_t)urel_mr_rkey(r->mr));
+		urel_msg_put64(hdr + sizeof(h) + 24, r->mr ? (uint64_t)urel_mr_rkey(r->mr) : 0);
 		hlen = UREL_MSG_RTS_HDR;
 		ret = urel_msg_post_imm(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, data, NULL);
 	} else {

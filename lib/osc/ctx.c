@@ -27,6 +27,14 @@
  * it going unacknowledged, and a waiting origin may have nothing else to send.
  */
 #define UREL_OSC_KEEPALIVE_DEFAULT 1000
+/*
+ * How long the last window's free waits for the context's pings to
+ * complete: their completions are the only thing that frees them, and an
+ * endpoint destroyed before leaves them unanswered. A peer that is alive
+ * answers in a round trip and a dead one's fail at once; only a peer dying
+ * unnoticed just then takes longer.
+ */
+#define UREL_OSC_DRAIN_MS 5000
 
 static pthread_mutex_t urel_osc_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urel_osc_ctx *urel_osc_list;
@@ -86,12 +94,19 @@ int urel_osc_ctx_get(struct urel_group *g, struct urel_osc_ctx **cp)
 	struct urel_osc_ctx *c;
 	int ret = 0;
 
+again:
 	pthread_mutex_lock(&urel_osc_list_lock);
 	for (c = urel_osc_list; c; c = c->next) {
-		if (c->ep == ep) {
-			c->refs++;
-			goto out;
+		if (c->ep != ep)
+			continue;
+		if (!c->refs) {
+			/* Its last window is being freed: wait until it is gone. */
+			pthread_mutex_unlock(&urel_osc_list_lock);
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+			goto again;
 		}
+		c->refs++;
+		goto out;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -159,6 +174,30 @@ int urel_osc_ctx_thread(struct urel_osc_ctx *c)
 	return ret;
 }
 
+/*
+ * Progress until every ping of @c has completed, or UREL_OSC_DRAIN_MS. @c
+ * stays listed meanwhile, so that their completions find it.
+ */
+static void urel_osc_drain_pings(struct urel_osc_ctx *c)
+{
+	uint64_t until = urel_osc_now_ms() + UREL_OSC_DRAIN_MS;
+	unsigned int left;
+	int n;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		left = c->npinging;
+		pthread_mutex_unlock(&c->lock);
+		if (!left || urel_osc_now_ms() >= until)
+			return;
+		n = urel_msg_progress(c->m);
+		if (n < 0)
+			return;
+		if (!n)
+			urel_device_wait(c->dev, 1);
+	}
+}
+
 void urel_osc_ctx_put(struct urel_osc_ctx *c)
 {
 	struct urel_osc_ctx **pp;
@@ -168,17 +207,21 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 		pthread_mutex_unlock(&urel_osc_list_lock);
 		return;
 	}
-	for (pp = &urel_osc_list; *pp != c; pp = &(*pp)->next)
-		;
-	*pp = c->next;
 	pthread_mutex_unlock(&urel_osc_list_lock);
 	if (c->thread_on) {
 		__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
 		pthread_join(c->thread, NULL);
 	}
+	urel_osc_drain_pings(c);
+	pthread_mutex_lock(&urel_osc_list_lock);
+	for (pp = &urel_osc_list; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	pthread_mutex_unlock(&urel_osc_list_lock);
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
+	free(c->pinging);
 	free(c->dead);
 	free(c);
 }
@@ -228,22 +271,61 @@ struct urel_osc_ping {
 	urel_peer_t peer;
 };
 
+/* Under c->lock. */
+static bool urel_osc_pinging(const struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	for (unsigned int i = 0; i < c->npinging; i++) {
+		if (c->pinging[i] == peer)
+			return true;
+	}
+	return false;
+}
+
+/* Under c->lock. */
+static void urel_osc_unping(struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	for (unsigned int i = 0; i < c->npinging; i++) {
+		if (c->pinging[i] == peer) {
+			c->pinging[i] = c->pinging[--c->npinging];
+			return;
+		}
+	}
+}
+
+/* Under c->lock: note a ping to @peer in flight; false when one is already, or no memory. */
+static bool urel_osc_ping_begin(struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	if (urel_osc_pinging(c, peer))
+		return false;
+	if (c->npinging == c->pinging_cap) {
+		unsigned int cap = c->pinging_cap ? 2 * c->pinging_cap : 8;
+		urel_peer_t *grown = realloc(c->pinging, cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		c->pinging = grown;
+		c->pinging_cap = cap;
+	}
+	c->pinging[c->npinging++] = peer;
+	return true;
+}
+
 static void urel_osc_ping_done(struct urel_request *req, const struct urel_completion *cq)
 {
 	struct urel_osc_ping *p = (struct urel_osc_ping *)req;
 
-	if (urel_osc_peer_fatal(cq->status)) {
-		pthread_mutex_lock(&urel_osc_list_lock);
-		for (struct urel_osc_ctx *c = urel_osc_list; c; c = c->next) {
-			if (c->gen != p->gen)
-				continue;
-			pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&urel_osc_list_lock);
+	for (struct urel_osc_ctx *c = urel_osc_list; c; c = c->next) {
+		if (c->gen != p->gen)
+			continue;
+		pthread_mutex_lock(&c->lock);
+		urel_osc_unping(c, p->peer);
+		if (urel_osc_peer_fatal(cq->status))
 			urel_osc_mark_dead(c, p->peer);
-			pthread_mutex_unlock(&c->lock);
-			break;
-		}
-		pthread_mutex_unlock(&urel_osc_list_lock);
+		pthread_mutex_unlock(&c->lock);
+		break;
 	}
+	pthread_mutex_unlock(&urel_osc_list_lock);
 	free(p);
 }
 
@@ -383,26 +465,39 @@ static bool urel_osc_waits_on_dead(struct urel_win *w)
 	return dead;
 }
 
-/* Ping @peer about window @win: if it fails, the peer is marked dead. Not under c->lock. */
+/*
+ * Ping @peer about window @win: if it fails, the peer is marked dead. One
+ * at a time per peer: the kernel resends an unanswered ping until the peer
+ * answers or is declared dead, so a second adds nothing (a peer that dies
+ * would otherwise collect one per keepalive_ms). Not under c->lock.
+ */
 void urel_osc_ping(struct urel_osc_ctx *c, uint32_t win, urel_peer_t peer)
 {
 	struct urel_osc_wire wi = { .win = win };
 	struct urel_osc_ping *p = calloc(1, sizeof(*p));
+	bool go;
 	int ret;
 
 	if (!p)
 		return; /* tried again next round */
+	pthread_mutex_lock(&c->lock);
+	go = urel_osc_ping_begin(c, peer);
+	pthread_mutex_unlock(&c->lock);
+	if (!go) {
+		free(p);
+		return;
+	}
 	p->req.complete = urel_osc_ping_done;
 	p->gen = c->gen;
 	p->peer = peer;
 	ret = urel_osc_send_req(c, peer, UREL_CHAN_CMD, UREL_OSC_PING, 0, &wi, NULL, 0, &p->req);
 	if (ret) {
 		free(p);
-		if (urel_osc_peer_fatal(ret)) {
-			pthread_mutex_lock(&c->lock);
+		pthread_mutex_lock(&c->lock);
+		urel_osc_unping(c, peer);
+		if (urel_osc_peer_fatal(ret))
 			urel_osc_mark_dead(c, peer);
-			pthread_mutex_unlock(&c->lock);
-		}
+		pthread_mutex_unlock(&c->lock);
 	}
 }
 

@@ -108,7 +108,7 @@ static bool urel_osc_granted(struct urel_win *w, void *arg)
 	int target = *(int *)arg;
 
 	for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
-		if (w->t[r].lock && !w->t[r].lock_nocheck && !w->t[r].granted)
+		if (w->t[r].lock && !w->t[r].lock_nocheck && !w->t[r].lazy && !w->t[r].granted)
 			return false;
 	}
 	return true;
@@ -332,15 +332,19 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 			w->t[r].lock_nocheck = nocheck;
 			w->t[r].granted = false;
 			w->t[r].lock_status = 0;
-			w->t[r].lazy = false;
+			w->t[r].word = false;
+			/* Taken on the lock word by the first operation to it, if any. */
+			w->t[r].lazy = urel_osc_word_eligible(w, r);
 		}
 		urel_osc_forget_regions(w);
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret || nocheck)
 		return ret;
-	for (int r = 0; r < w->size && !ret; r++)
-		ret = urel_osc_request_lock(w, r, UREL_WIN_LOCK_SHARED, 0);
+	for (int r = 0; r < w->size && !ret; r++) {
+		if (!w->t[r].lazy)
+			ret = urel_osc_request_lock(w, r, UREL_WIN_LOCK_SHARED, 0);
+	}
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_granted, &all);
 	pthread_mutex_lock(&w->ctx->lock);
@@ -379,8 +383,25 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		}
 		pthread_mutex_unlock(&w->ctx->lock);
 		for (int r = 0; r < w->size && !ret; r++) {
-			if (w->t[r].lock)
+			struct urel_osc_target *t = &w->t[r];
+			bool skip, word;
+
+			pthread_mutex_lock(&w->ctx->lock);
+			word = t->word;
+			/* Never taken (no operation, or its acquire failed): nothing to release. */
+			skip = !t->lock || t->lazy || (!word && t->lock_status);
+			t->unlocked = skip;
+			pthread_mutex_unlock(&w->ctx->lock);
+			if (skip)
+				continue;
+			if (!word) {
 				ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+				continue;
+			}
+			ret = urel_osc_word_unlock(w, r);
+			pthread_mutex_lock(&w->ctx->lock);
+			t->unlocked = true;
+			pthread_mutex_unlock(&w->ctx->lock);
 		}
 		if (!ret)
 			ret = urel_osc_wait(w, urel_osc_unlocked, &all);
@@ -390,6 +411,9 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		w->t[r].lock = 0;
 		w->t[r].lock_nocheck = false;
 		w->t[r].unlocking = false;
+		w->t[r].lazy = false;
+		w->t[r].word = false;
+		w->t[r].lock_status = 0;
 	}
 	w->sync = next;
 	if (!ret && w->err)

@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
- * libusnicrel windows: the origin side of exclusive locks held through the
- * target's lock word (lockword.c). A lock is one remote compare-and-swap
- * 0 -> OWNER(me), a release one OWNER(me) -> 0, both applied by the
- * target's kernel: the target process takes no part unless someone waits.
- * A swap that finds the word taken falls back to the lock manager's
- * request (FIFO); a release that finds WAITERS set tells the manager,
- * which hands the word on. Shared locks, lock_all, NOCHECK and locks to
- * ourselves keep to the manager. UREL_WIN_FAST_LOCK=0 turns this off.
+ * libusnicrel windows: the origin side of locks held through the target's
+ * lock word (lockword.c). An exclusive lock is one remote compare-and-swap
+ * 0 -> OWNER(me), its release one OWNER(me) -> 0; a shared one adds our
+ * reader bit to a word holding only readers, its release takes the bit
+ * out. The target's kernel applies them, on the data channel after the
+ * epoch's puts: the target process takes no part unless someone waits. A
+ * swap that finds the word held otherwise (or marked) falls back to the
+ * lock manager's request (FIFO); a release that finds WAITERS set tells
+ * the manager, which hands the word on. NOCHECK and locks to ourselves keep
+ * to the manager, shared ones too in groups wider than the word has reader
+ * bits. UREL_WIN_FAST_LOCK=0 turns this off.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "osc.h"
 
+/* Swaps a shared lock tries on a word that readers keep changing, before it queues. */
+#define UREL_OSC_LW_TRIES 4
+
 bool urel_osc_word_eligible(const struct urel_win *w, int target)
 {
 	const struct urel_osc_target *t = &w->t[target];
 
-	return w->fast_locks && target != w->rank && t->info.has_word &&
-	       t->lock == UREL_WIN_LOCK_EXCLUSIVE && !t->lock_nocheck;
+	if (!w->fast_locks || target == w->rank || !t->info.has_word || t->lock_nocheck)
+		return false;
+	return t->lock == UREL_WIN_LOCK_EXCLUSIVE ||
+	       (t->lock == UREL_WIN_LOCK_SHARED && w->size <= UREL_OSC_LW_READERS_MAX);
 }
 
 static bool urel_osc_word_done(struct urel_win *w, void *arg)
@@ -79,36 +87,59 @@ static int urel_osc_word_run(struct urel_win *w, int target, const struct urel_o
 	return urel_osc_peer_fatal(ret) ? UREL_WIN_ERR_PEER : ret;
 }
 
-int urel_osc_word_lock(struct urel_win *w, int target)
+static int urel_osc_word_granted(struct urel_win *w, int target, uint64_t seen)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2];
-	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = me } };
-	int ret = urel_osc_word_run(w, target, op, 1, old);
-
-	if (ret)
-		return ret;
-	if (old[0])
-		return 0; /* held or waited for: the manager queues us */
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[target].word = true;
+	w->t[target].word_seen = seen;
 	w->t[target].granted = true;
 	pthread_mutex_unlock(&w->ctx->lock);
 	__atomic_fetch_add(&w->ctx->lock_fast, 1, __ATOMIC_RELAXED);
 	return 1;
 }
 
-/* The word's answer to our release: done, or the manager must hand it on. */
-static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
+/* Our reader bit into a word that holds only readers: 1, or 0 to queue at the manager. */
+static int urel_osc_word_share(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank);
-	struct urel_osc_wire wi = { .win = w->id, .lock_type = UREL_WIN_LOCK_EXCLUSIVE };
+	uint64_t me = UREL_OSC_LW_READER(w->rank), guess = 0, old[2];
+
+	for (int i = 0; i < UREL_OSC_LW_TRIES; i++) {
+		struct urel_osc_word_op op[2] = { { .compare = guess, .swap = guess | me } };
+		int ret = urel_osc_word_run(w, target, op, 1, old);
+
+		if (ret)
+			return ret;
+		if (old[0] == guess)
+			return urel_osc_word_granted(w, target, guess | me);
+		if (!urel_osc_lw_readers_only(old[0]) || (old[0] & me))
+			return 0;
+		guess = old[0]; /* other readers came or went: try on what is there */
+	}
+	return 0;
+}
+
+int urel_osc_word_lock(struct urel_win *w, int target)
+{
+	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2];
+	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = me } };
 	int ret;
 
-	if (old == me)
-		return 0;
-	/* Not ours any more: the target took it back, believing us dead. */
-	if (old != (me | UREL_OSC_LW_WAITERS))
-		return -EPROTO;
+	if (w->t[target].lock == UREL_WIN_LOCK_SHARED)
+		return urel_osc_word_share(w, target);
+	ret = urel_osc_word_run(w, target, op, 1, old);
+	if (ret)
+		return ret;
+	if (old[0])
+		return 0; /* held or waited for: the manager queues us */
+	return urel_osc_word_granted(w, target, me);
+}
+
+/* Tell the manager that our release found its WAITERS mark, and wait for its answer. */
+static int urel_osc_word_tell(struct urel_win *w, int target, int type)
+{
+	struct urel_osc_wire wi = { .win = w->id, .lock_type = (uint8_t)type };
+	int ret;
+
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[target].unlocked = false;
 	pthread_mutex_unlock(&w->ctx->lock);
@@ -119,21 +150,72 @@ static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
 	return ret;
 }
 
+/* The word's answer to our exclusive release: done, or the manager must hand it on. */
+static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
+{
+	uint64_t me = UREL_OSC_LW_OWNER(w->rank);
+
+	if (old == me)
+		return 0;
+	/* Not ours any more: the target took it back, believing us dead. */
+	if (old != (me | UREL_OSC_LW_WAITERS))
+		return -EPROTO;
+	return urel_osc_word_tell(w, target, UREL_WIN_LOCK_EXCLUSIVE);
+}
+
+/*
+ * Take our reader bit out of a word last seen as @seen: the swap retries on
+ * what it finds while other readers change it. The last reader out of a
+ * marked word leaves WAITERS alone there and tells the manager.
+ */
+static int urel_osc_word_unshare(struct urel_win *w, int target, uint64_t seen)
+{
+	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2];
+
+	for (;;) {
+		struct urel_osc_word_op op[2] = { { .compare = seen, .swap = seen & ~me } };
+		int ret;
+
+		/* Not ours any more: the target took it back, believing us dead. */
+		if (!(seen & me) || (seen & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL)))
+			return -EPROTO;
+		ret = urel_osc_word_run(w, target, op, 1, old);
+		if (ret)
+			return ret;
+		if (old[0] == seen)
+			break;
+		seen = old[0];
+	}
+	if ((seen & UREL_OSC_LW_WAITERS) && (seen & UREL_OSC_LW_READERS) == me)
+		return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
+	return 0;
+}
+
 int urel_osc_word_unlock(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2];
+	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2], seen;
 	struct urel_osc_word_op op[2] = { { .compare = me, .swap = 0 } };
-	int ret = urel_osc_word_run(w, target, op, 1, old);
+	bool shared;
+	int ret;
 
+	pthread_mutex_lock(&w->ctx->lock);
+	shared = w->t[target].lock == UREL_WIN_LOCK_SHARED;
+	seen = w->t[target].word_seen;
+	pthread_mutex_unlock(&w->ctx->lock);
+	if (shared)
+		ret = urel_osc_word_unshare(w, target, seen);
+	else
+		ret = urel_osc_word_run(w, target, op, 1, old);
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[target].word = false;
 	pthread_mutex_unlock(&w->ctx->lock);
-	return ret ? ret : urel_osc_word_released(w, target, old[0]);
+	return ret || shared ? ret : urel_osc_word_released(w, target, old[0]);
 }
 
 int urel_osc_word_epoch(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2];
+	bool shared = w->t[target].lock == UREL_WIN_LOCK_SHARED;
+	uint64_t me = shared ? UREL_OSC_LW_READER(w->rank) : UREL_OSC_LW_OWNER(w->rank), old[2];
 	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = me },
 					  { .compare = me, .swap = 0 } };
 	int ret;
@@ -141,7 +223,7 @@ int urel_osc_word_epoch(struct urel_win *w, int target)
 	/*
 	 * An empty epoch: take and release in one round trip, the two swaps
 	 * applied in order. If the first fails so does the second (the word
-	 * never holds OWNER(me) unless we put it there).
+	 * never holds just our bit unless we put it there).
 	 */
 	ret = urel_osc_word_run(w, target, op, 2, old);
 	if (ret)
@@ -149,5 +231,7 @@ int urel_osc_word_epoch(struct urel_win *w, int target)
 	if (old[0])
 		return 1;
 	__atomic_fetch_add(&w->ctx->lock_fast, 1, __ATOMIC_RELAXED);
+	if (shared)
+		return old[1] == me ? 0 : urel_osc_word_unshare(w, target, old[1]);
 	return urel_osc_word_released(w, target, old[1]);
 }

@@ -21,10 +21,21 @@ static bool urel_osc_lock_fits(const struct urel_osc_lockmgr *lm, int type)
 	return lm->type == UREL_WIN_LOCK_SHARED && type == UREL_WIN_LOCK_SHARED;
 }
 
-/* We hold the word, or it is marked so that its owner's release comes to us. */
-static bool urel_osc_lock_word(struct urel_osc_lockmgr *lm)
+/*
+ * We hold the word, or it is marked so that its holders' release comes to
+ * us. A shared grant beside readers holding it adds our own reader bit: a
+ * shared lock never waits for shared ones.
+ */
+static bool urel_osc_lock_word(struct urel_osc_lockmgr *lm, int type)
 {
-	return !lm->word || lm->type || urel_osc_lw_take(lm->word);
+	if (!lm->word || lm->type)
+		return true;
+	if (type == UREL_WIN_LOCK_SHARED && lm->reader_bit &&
+	    urel_osc_lw_share(lm->word, lm->reader_bit)) {
+		lm->by_bit = true;
+		return true;
+	}
+	return urel_osc_lw_take(lm->word);
 }
 
 static void urel_osc_lock_take(struct urel_osc_lockmgr *lm, int type)
@@ -38,10 +49,13 @@ int urel_osc_lock_acquire(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq *
 {
 	if (r->type != UREL_WIN_LOCK_SHARED && r->type != UREL_WIN_LOCK_EXCLUSIVE)
 		return -EINVAL;
-	if (!lm->head && urel_osc_lock_fits(lm, r->type) && urel_osc_lock_word(lm)) {
+	if (!lm->head && urel_osc_lock_fits(lm, r->type) && urel_osc_lock_word(lm, r->type)) {
 		urel_osc_lock_take(lm, r->type);
 		return 1;
 	}
+	/* Held by our bit beside readers: none may join now, the last one tells us. */
+	if (lm->by_bit)
+		urel_osc_lw_mark(lm->word);
 	r->next = NULL;
 	if (lm->tail)
 		lm->tail->next = r;
@@ -58,7 +72,8 @@ static void urel_osc_lock_grant_head(struct urel_osc_lockmgr *lm, struct urel_os
 	struct urel_osc_lockreq **tail = granted;
 
 	*granted = NULL;
-	while (lm->head && urel_osc_lock_fits(lm, lm->head->type) && urel_osc_lock_word(lm)) {
+	while (lm->head && urel_osc_lock_fits(lm, lm->head->type) &&
+	       urel_osc_lock_word(lm, lm->head->type)) {
 		struct urel_osc_lockreq *r = lm->head;
 
 		lm->head = r->next;
@@ -82,6 +97,10 @@ int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc
 	if (type == UREL_WIN_LOCK_SHARED && --lm->shared)
 		return 0;
 	lm->type = 0;
+	if (lm->by_bit) {
+		urel_osc_lw_unshare(lm->word, lm->reader_bit);
+		lm->by_bit = false;
+	}
 	urel_osc_lock_grant_head(lm, granted);
 	return 0;
 }
@@ -121,11 +140,22 @@ int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 	return 0;
 }
 
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted)
+{
+	*granted = NULL;
+	if (!lm->word)
+		return -EINVAL;
+	/* Late (we took the word meanwhile) or early (readers remain): grants nothing. */
+	urel_osc_lock_grant_head(lm, granted);
+	return 0;
+}
+
 int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted)
 {
 	*granted = NULL;
-	if (!lm->word || lm->type || !urel_osc_lw_reclaim(lm->word, origin))
+	/* Beside our own reader bit, a dead reader's bit still comes back. */
+	if (!lm->word || (lm->type && !lm->by_bit) || !urel_osc_lw_reclaim(lm->word, origin))
 		return 0;
 	urel_osc_lock_grant_head(lm, granted);
 	return 1;

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * libusnicrel windows: the lock word of a window at its target, the one
- * place where an origin's exclusive lock taken with the kernel's remote
+ * place where an origin's lock taken with the kernel's remote
  * compare-and-swap (no target process involved) meets the lock manager.
  *
  *   0              free, and the manager holds nothing
  *   OWNER(r)       held exclusively by group rank r through the word
+ *   READER(r)|...  held shared by these ranks (one bit each) through the word
  *   MANAGED        the manager granted what is held (shared, self, queued)
- *   | WAITERS      the manager queued requests behind OWNER(r)
+ *   | WAITERS      the manager queued requests behind the word's holders
  *
- * An origin only ever swaps 0 -> OWNER(me) and OWNER(me) -> 0, so once
- * WAITERS or MANAGED is in the word, only the manager changes it: the
- * owner's release fails and it tells the manager instead, which hands the
- * word to the head of its queue. The kernel applies remote atomics with
- * the CPU's atomic instructions on the pinned page (usnic_rel_mr_atomic:
- * cmpxchg64), so these local atomics and the remote ones are atomic
- * against each other. The manager's calls run under the context lock.
+ * An origin only ever swaps a word without MANAGED or WAITERS: 0 ->
+ * OWNER(me), readers -> readers|READER(me), and back. Once WAITERS or
+ * MANAGED is in the word, no origin adds itself (a queued request is never
+ * overtaken) and only the manager takes the word: the exclusive owner's
+ * release fails and it tells the manager, which hands the word to the head
+ * of its queue; the last reader clears its bit, leaving WAITERS alone, and
+ * tells the manager, which takes it then. The kernel applies remote
+ * atomics with the CPU's atomic instructions on the pinned page
+ * (usnic_rel_mr_atomic: cmpxchg64), so these local atomics and the remote
+ * ones are atomic against each other. The manager's calls run under the
+ * context lock.
  */
 #include "osc.h"
 
@@ -27,9 +32,27 @@ static bool urel_osc_lw_cas(uint64_t *word, uint64_t *v, uint64_t to)
 int urel_osc_lw_owner(uint64_t v)
 {
 	v &= ~UREL_OSC_LW_WAITERS;
-	if (!v || (v & UREL_OSC_LW_MANAGED) || v - 1 > INT32_MAX)
+	if (!(v & UREL_OSC_LW_EXCL) || (v & UREL_OSC_LW_MANAGED))
 		return -1;
-	return (int)(v - 1);
+	v &= ~UREL_OSC_LW_EXCL;
+	return v > INT32_MAX ? -1 : (int)v;
+}
+
+bool urel_osc_lw_readers_only(uint64_t v)
+{
+	return (v & UREL_OSC_LW_READERS) &&
+	       !(v & (UREL_OSC_LW_WAITERS | UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL));
+}
+
+static bool urel_osc_lw_reader(uint64_t v, int r)
+{
+	return r >= 0 && r < UREL_OSC_LW_READERS_MAX &&
+	       !(v & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL)) && (v & UREL_OSC_LW_READER(r));
+}
+
+bool urel_osc_lw_holds(uint64_t v, int r)
+{
+	return urel_osc_lw_owner(v) == r || urel_osc_lw_reader(v, r);
 }
 
 bool urel_osc_lw_take(uint64_t *word)
@@ -56,11 +79,47 @@ bool urel_osc_lw_take(uint64_t *word)
 	}
 }
 
+bool urel_osc_lw_share(uint64_t *word, uint64_t bit)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while (urel_osc_lw_readers_only(v)) {
+		if (urel_osc_lw_cas(word, &v, v | bit))
+			return true;
+	}
+	return false;
+}
+
+void urel_osc_lw_unshare(uint64_t *word, uint64_t bit)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while ((v & bit) && !(v & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL))) {
+		if (urel_osc_lw_cas(word, &v, v & ~bit))
+			return;
+	}
+}
+
+void urel_osc_lw_mark(uint64_t *word)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while ((v & UREL_OSC_LW_READERS) &&
+	       !(v & (UREL_OSC_LW_WAITERS | UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL))) {
+		if (urel_osc_lw_cas(word, &v, v | UREL_OSC_LW_WAITERS))
+			return;
+	}
+}
+
 void urel_osc_lw_drop(uint64_t *word)
 {
 	uint64_t v = UREL_OSC_LW_MANAGED;
 
-	/* Only our own hold: a word an origin owns stays its own. */
+	/* Only our own hold: a word an origin holds stays its own. */
+	if (urel_osc_lw_cas(word, &v, 0))
+		return;
+	/* The last reader left while we had a queue, since emptied: nobody waits. */
+	v = UREL_OSC_LW_WAITERS;
 	urel_osc_lw_cas(word, &v, 0);
 }
 
@@ -71,13 +130,20 @@ bool urel_osc_lw_handoff(uint64_t *word, int owner)
 	return urel_osc_lw_cas(word, &v, UREL_OSC_LW_MANAGED);
 }
 
-bool urel_osc_lw_reclaim(uint64_t *word, int owner)
+bool urel_osc_lw_reclaim(uint64_t *word, int r)
 {
 	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 
-	while (urel_osc_lw_owner(v) == owner) {
-		if (urel_osc_lw_cas(word, &v, UREL_OSC_LW_MANAGED))
-			return true;
+	for (;;) {
+		if (urel_osc_lw_owner(v) == r) {
+			if (urel_osc_lw_cas(word, &v, UREL_OSC_LW_MANAGED))
+				return true;
+		} else if (urel_osc_lw_reader(v, r)) {
+			/* The others keep theirs; WAITERS stays for the last one. */
+			if (urel_osc_lw_cas(word, &v, v & ~UREL_OSC_LW_READER(r)))
+				return true;
+		} else {
+			return false;
+		}
 	}
-	return false;
 }

@@ -131,6 +131,8 @@ struct urel_osc_lockreq {
 
 struct urel_osc_lockmgr {
 	uint64_t *word; /* the window's lock word (lockword.c), NULL: none */
+	uint64_t reader_bit; /* our own rank's reader bit in it, 0: none (wide window) */
+	bool by_bit; /* the shared lock we granted is held by reader_bit, not MANAGED */
 	int type; /* 0 (free) or the type held */
 	unsigned int shared; /* holders of a shared lock */
 	struct urel_osc_lockreq *head, *tail; /* waiting, oldest first */
@@ -160,6 +162,11 @@ void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
  */
 int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
+/*
+ * A reader through the lock word left it holding WAITERS alone: the word
+ * passes to the queue's head (into *@granted) if no reader remains.
+ */
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted);
 /* @origin died holding the lock word: taken back, the head granted; 0 when it did not hold it. */
 int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
@@ -168,18 +175,33 @@ int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 
 #define UREL_OSC_LW_WAITERS (1ULL << 63)
 #define UREL_OSC_LW_MANAGED (1ULL << 62)
-#define UREL_OSC_LW_OWNER(r) ((uint64_t)(r) + 1)
+#define UREL_OSC_LW_EXCL (1ULL << 61)
+#define UREL_OSC_LW_OWNER(r) (UREL_OSC_LW_EXCL | (uint64_t)(r))
+/* Shared holders through the word: one bit per group rank below UREL_OSC_LW_READERS_MAX. */
+#define UREL_OSC_LW_READERS_MAX 61
+#define UREL_OSC_LW_READERS (UREL_OSC_LW_EXCL - 1)
+#define UREL_OSC_LW_READER(r) (1ULL << (r))
 
-/* The group rank that holds @v through the word, or -1. */
+/* The group rank that holds @v exclusively through the word, or -1. */
 int urel_osc_lw_owner(uint64_t v);
-/* Manager: take the word (true), or mark WAITERS on the owner's (false). */
+/* Held by nobody but readers (at least one) through the word, no mark. */
+bool urel_osc_lw_readers_only(uint64_t v);
+/* Group rank @r holds @v through the word, exclusively or shared. */
+bool urel_osc_lw_holds(uint64_t v, int r);
+/* Manager: add @bit to a word only readers hold (true), else false. */
+bool urel_osc_lw_share(uint64_t *word, uint64_t bit);
+/* Manager: take @bit out again. */
+void urel_osc_lw_unshare(uint64_t *word, uint64_t bit);
+/* Manager: mark WAITERS on a word readers hold, so that no reader joins and the last tells us. */
+void urel_osc_lw_mark(uint64_t *word);
+/* Manager: take the word (true), or mark WAITERS on the holders' (false). */
 bool urel_osc_lw_take(uint64_t *word);
-/* Manager: nothing it granted is held any more: free the word if it is ours. */
+/* Manager: nothing it granted is held any more: free the word if it is ours (or a stale mark). */
 void urel_osc_lw_drop(uint64_t *word);
 /* Manager: OWNER(@owner)|WAITERS -> MANAGED; false when the word is not that. */
 bool urel_osc_lw_handoff(uint64_t *word, int owner);
-/* Manager: OWNER(@owner)[|WAITERS] -> MANAGED; false when @owner does not hold it. */
-bool urel_osc_lw_reclaim(uint64_t *word, int owner);
+/* Manager: what @r holds through the word is taken back; false when it holds nothing. */
+bool urel_osc_lw_reclaim(uint64_t *word, int r);
 
 /* --- Accumulate engine (accop.c, pure) ----------------------------------- */
 
@@ -238,6 +260,7 @@ struct urel_osc_target {
 	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
+	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
 	struct urel_osc_word_op wop[2]; /* the swaps in flight on it */
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
@@ -291,7 +314,7 @@ struct urel_win {
 	struct urel_osc_fetch *fetches;
 	uint64_t next_id;
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
-	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): exclusive locks on the lock word */
+	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): locks on the lock word */
 	struct urel_mr *word_mr; /* registration of lm.word */
 	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };
@@ -302,7 +325,7 @@ struct urel_osc_ctx {
 	struct urel_msg *m;
 	struct urel_device *dev;
 	struct urel_am *am;
-	unsigned int refs;
+	unsigned int refs; /* 0: its last window is being freed, its pings drained */
 	pthread_mutex_t lock; /* every window of the context */
 	struct urel_win *wins;
 	uint32_t max_am; /* bytes of an active message on the data channel */
@@ -312,7 +335,7 @@ struct urel_osc_ctx {
 	uint64_t lock_piggy, lock_queued, lock_discarded; /* see struct urel_win_stats */
 	uint64_t acc_waits; /* accumulates that waited for a credit */
 	uint64_t locks_reclaimed; /* locks here released for origins that died */
-	uint64_t lock_fast; /* exclusive locks taken on a target's lock word */
+	uint64_t lock_fast; /* locks taken on a target's lock word */
 	uint64_t last_watch_ms; /* holders last pinged (urel_osc_watch) */
 	uint32_t acc_credits;
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
@@ -322,6 +345,9 @@ struct urel_osc_ctx {
 	/* Peers found dead (a ping or an RDMA operation to them failed); under lock. */
 	urel_peer_t *dead;
 	unsigned int ndead;
+	/* Peers with a ping of ours in flight (ctx.c); under lock. */
+	urel_peer_t *pinging;
+	unsigned int npinging, pinging_cap;
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;

@@ -20,6 +20,7 @@ struct urel_osc_rdma {
 	struct urel_win *w;
 	int target;
 	bool unordered; /* counted in unordered_out */
+	bool word; /* a lock word swap: its caller reports its outcome */
 	bool *done; /* fetching atomics: the caller waits on it */
 	int *status;
 	struct urel_win_req *wreq; /* request-based: counted there, its error reported there */
@@ -48,9 +49,9 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 	w->t[op->target].unordered_out -= op->unordered;
 	if (urel_osc_peer_fatal(c->status)) {
 		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
-		if (!op->wreq)
+		if (!op->wreq && !op->word)
 			w->err = UREL_WIN_ERR_PEER;
-	} else if (c->status && !w->err && !op->wreq) {
+	} else if (c->status && !w->err && !op->wreq && !op->word) {
 		w->err = c->status;
 	}
 	if (op->wreq) {
@@ -209,6 +210,7 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	 * before it.
 	 */
 	op->unordered = kind == UREL_OP_GET || (kind == UREL_OP_ATOMIC && !d->data_chan);
+	op->word = d->data_chan;
 	pthread_mutex_lock(&c->lock);
 	w->t[target].rdma_out++;
 	w->t[target].unordered_out += op->unordered;

@@ -229,7 +229,7 @@ static int urel_osc_on_lock(struct urel_win *w, int src, const struct urel_am_hd
 	if (w->flags & UREL_WIN_NO_LOCKS)
 		return UREL_WIN_ERR_NOLOCKS;
 	if (w->t[src].held ||
-	    (w->lm.word && urel_osc_lw_owner(__atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE)) == src))
+	    (w->lm.word && urel_osc_lw_holds(__atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE), src)))
 		return -EBUSY; /* a second lock from the same origin */
 	for (r = w->lm.head; r; r = r->next) {
 		if (r->origin == src)
@@ -307,7 +307,8 @@ static int urel_osc_on_unlock(struct urel_win *w, int src, int type, unsigned in
 
 	if (flags & UREL_OSC_F_WORD) {
 		/* Its release found our WAITERS mark: the word passes to the queue. */
-		ret = urel_osc_lock_handoff(&w->lm, src, &granted);
+		ret = type == UREL_WIN_LOCK_SHARED ? urel_osc_lock_readers_gone(&w->lm, &granted)
+						   : urel_osc_lock_handoff(&w->lm, src, &granted);
 		if (!ret)
 			urel_osc_grants(w, granted, tail);
 		return ret;
@@ -577,8 +578,8 @@ void urel_osc_watch(struct urel_osc_ctx *c)
 		uint32_t win;
 		urel_peer_t peer;
 	} ping[UREL_OSC_WATCH_PINGS];
-	uint64_t now = urel_osc_now_ms();
-	int n = 0, owner;
+	uint64_t now = urel_osc_now_ms(), word;
+	int n = 0;
 
 	pthread_mutex_lock(&c->lock);
 	if (now - c->last_watch_ms < c->keepalive_ms) {
@@ -598,14 +599,14 @@ void urel_osc_watch(struct urel_osc_ctx *c)
 				ping[n++].peer = w->t[r].peer;
 			}
 		}
-		/* The word's owner, named by the word itself. */
-		owner = w->lm.word
-				? urel_osc_lw_owner(__atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE))
-				: -1;
-		if (w->lm.head && owner >= 0 && owner < w->size && owner != w->rank &&
-		    n < UREL_OSC_WATCH_PINGS) {
-			ping[n].win = w->id;
-			ping[n++].peer = w->t[owner].peer;
+		/* The word's holders, named by the word itself. */
+		word = w->lm.word ? __atomic_load_n(w->lm.word, __ATOMIC_ACQUIRE) : 0;
+		for (int r = 0; w->lm.head && word && r < w->size && n < UREL_OSC_WATCH_PINGS;
+		     r++) {
+			if (r != w->rank && urel_osc_lw_holds(word, r)) {
+				ping[n].win = w->id;
+				ping[n++].peer = w->t[r].peer;
+			}
 		}
 	}
 	pthread_mutex_unlock(&c->lock);

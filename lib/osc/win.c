@@ -105,6 +105,9 @@ static void urel_osc_word_new(struct urel_win *w, struct urel_group *g)
 		return;
 	}
 	w->lm.word = p;
+	/* Origins' reader bits exist only up to the limit: ours too. */
+	if (w->size <= UREL_OSC_LW_READERS_MAX)
+		w->lm.reader_bit = UREL_OSC_LW_READER(w->rank);
 }
 
 static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, void *base,
@@ -156,8 +159,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 		mine.status = urel_osc_ctx_thread(w->ctx);
 	if (!mine.status && size)
 		mine.status = urel_mr_reg(urel_group_ep(g), base, size, UREL_OSC_ACCESS, &w->mr);
-	/* Optional: without a lock word (no memory, memlock limit) exclusive locks ask the manager.
-	 */
+	/* Optional: without a lock word (no memory, memlock limit) locks ask the manager. */
 	if (!mine.status && !(flags & UREL_WIN_NO_LOCKS))
 		urel_osc_word_new(w, g);
 	/* Peers first: a message may arrive as soon as the window is listed. */
@@ -346,6 +348,35 @@ UREL_API int urel_win_detach(struct urel_win *w, const void *base)
 	return 0;
 }
 
+/*
+ * Progress until every RDMA piece of @w has completed: their completions
+ * write into @w (its targets' counts, a lock word swap's outcome). A wait
+ * that ended early at a dead peer left its pieces in flight; the kernel
+ * fails every one of them (it declared the peer dead), but only later.
+ */
+static void urel_osc_drain_rdma(struct urel_win *w)
+{
+	bool busy = true;
+	int n;
+
+	if (urel_ep_flush(w->ctx->ep) < 0)
+		return;
+	for (;;) {
+		pthread_mutex_lock(&w->ctx->lock);
+		busy = false;
+		for (int r = 0; r < w->size && !busy; r++)
+			busy = w->t[r].rdma_out != 0;
+		pthread_mutex_unlock(&w->ctx->lock);
+		if (!busy)
+			return;
+		n = urel_msg_progress(w->ctx->m);
+		if (n < 0)
+			return; /* the endpoint is gone: nothing more completes */
+		if (!n)
+			urel_device_wait(w->ctx->dev, 10);
+	}
+}
+
 UREL_API int urel_win_free(struct urel_win *w)
 {
 	int ret;
@@ -364,6 +395,7 @@ UREL_API int urel_win_free(struct urel_win *w)
 		ret = UREL_WIN_ERR_PEER;
 	if (!ret)
 		ret = urel_group_barrier(w->g);
+	urel_osc_drain_rdma(w);
 	urel_osc_destroy(w);
 	return ret;
 }

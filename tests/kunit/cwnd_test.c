@@ -481,6 +481,46 @@ static void cwnd_sack_gives_rtt_sample(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/*
+ * A packet presumed lost and not yet sent again, then reported received: the
+ * ACK of its arrival was lost, and the next one came only after the timer
+ * resent something, so its delay is the timer's, not the path's. At 30 %
+ * loss such samples drove the RTO to its ceiling with no backoff at all.
+ * Neither a SACK nor a cumulative ACK of one gives a sample.
+ */
+static void cwnd_presumed_lost_gives_no_rtt_sample(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	cw_send(test, &w, 3, 100);
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 10000), 3);
+	/* The timeout resends 0 first; 1 and 2 wait for room in the pipe. */
+	usnic_rel_txwin_retransmitted(&w, 0, 10000);
+	/* 0's resend and 2's original are reported. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 1, 0x1, true, 10100, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 1);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 1);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 1);
+	/* 1's original, acknowledged as late. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0, true, 10200, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 1);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, -1);
+	KUNIT_EXPECT_EQ(test, w.min_rtt_ns, 0);
+	/* A packet sent since dates the path again. */
+	cw_send(test, &w, 1, 10300);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 4, 0, true, 10350, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.rtt_ns, 50);
+	KUNIT_EXPECT_EQ(test, w.min_rtt_ns, 50);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static void cwnd_peer_not_ready_undoes_fast_recovery(struct kunit *test)
 {
 	struct usnic_rel_cwnd cc;
@@ -562,6 +602,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
 	KUNIT_CASE(cwnd_spurious_resend_widens_reordering),
 	KUNIT_CASE(cwnd_sack_gives_rtt_sample),
+	KUNIT_CASE(cwnd_presumed_lost_gives_no_rtt_sample),
 	KUNIT_CASE(cwnd_peer_not_ready_undoes_fast_recovery),
 	KUNIT_CASE(cwnd_local_drop_marks_one_packet),
 	{}

@@ -240,9 +240,14 @@ static void rto_probe_timeout(struct kunit *test)
 	rto_settle(&r, 3000, 64, &t);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 7000);
 
-	/* Backing off: the flight was probed already, only the RTO runs. */
+	/*
+	 * Backing off: a new flight (after an ACK that freed packets but gave
+	 * no sample) is still probed after round trips, not the doubled RTO.
+	 */
 	usnic_rel_rto_timeout(&r, 100);
-	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 0);
+	usnic_rel_rto_timeout(&r, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 4 * 10000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_probe_us(&r, 1000, 0), 7000);
 }
 
 static struct kunit_case usnic_rel_rto_cases[] = {

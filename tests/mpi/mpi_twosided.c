@@ -4,7 +4,9 @@
  * urel provider: two-sided MPI (blocking, non-blocking, wildcards, probe and
  * matched probe, synchronous sends, cancel, truncation, large messages,
  * messages to oneself, a collective), each result checked. Any failure
- * aborts the job.
+ * aborts the job. With the argument "big", only messages far above an
+ * unprivileged user's RLIMIT_MEMLOCK (64 MiB, and 16 MiB ones in flight at
+ * once), which the library's rendezvous registers piecewise.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -268,6 +270,38 @@ static void test_self(void)
 	}
 }
 
+static void test_big(void)
+{
+	const size_t n = 64u << 20, m = 16u << 20;
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	unsigned char *out = malloc(n), *in = malloc(n);
+	MPI_Request req[4];
+	MPI_Status st;
+	int count;
+
+	CHECK(out && in, "malloc");
+	fill(out, n, rank, 500);
+	memset(in, 0, n);
+	MPI_Sendrecv(out, (int)n, MPI_BYTE, next, 500, in, (int)n, MPI_BYTE, prev, 500,
+		     MPI_COMM_WORLD, &st);
+	MPI_Get_count(&st, MPI_BYTE, &count);
+	CHECK((size_t)count == n, "64 MiB: count %d", count);
+	verify(in, n, prev, 500);
+	/* Two at once each way, received in the opposite order. */
+	fill(out, m, rank, 501);
+	fill(out + m, m, rank, 502);
+	memset(in, 0, 2 * m);
+	MPI_Irecv(in + m, (int)m, MPI_BYTE, prev, 502, MPI_COMM_WORLD, &req[0]);
+	MPI_Irecv(in, (int)m, MPI_BYTE, prev, 501, MPI_COMM_WORLD, &req[1]);
+	MPI_Isend(out, (int)m, MPI_BYTE, next, 501, MPI_COMM_WORLD, &req[2]);
+	MPI_Isend(out + m, (int)m, MPI_BYTE, next, 502, MPI_COMM_WORLD, &req[3]);
+	MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+	verify(in, m, prev, 501);
+	verify(in + m, m, prev, 502);
+	free(out);
+	free(in);
+}
+
 static void test_collective(void)
 {
 	long v = rank + 1, sum = 0;
@@ -282,6 +316,14 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size >= 2 && size <= 64, "needs 2 to 64 ranks, not %d", size);
+	if (argc > 1 && !strcmp(argv[1], "big")) {
+		test_big();
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (!rank)
+			printf("mpi_twosided: %d ranks ok (big)\n", size);
+		MPI_Finalize();
+		return 0;
+	}
 	/* A barrier between tests: a wildcard receive must not take the next test's messages. */
 	test_ring();
 	MPI_Barrier(MPI_COMM_WORLD);

@@ -5,22 +5,31 @@
  *
  *   osc_passive ITERS thread|nothread
  *
- * Rank 0 is the target. Once its window exists it computes: a loop that
- * only reads its own window memory and sleeps, never calling the library.
- * Every other rank, ITERS times, locks rank 0 (shared and exclusive in
- * turn) and accumulates, fetch-and-ops through the kernel's atomics and
- * through the target's library, get-accumulates and puts, then unlocks;
- * last it adds 1 to a "done" word under an exclusive lock. The target's
- * loop ends only when it sees done == origins in its own memory: every
- * lock grant and every accumulate was served while it computed, which
- * only the window's progress thread can do.
+ * Rank 0 is the target. Once its window exists it raises a "go" word in
+ * its own memory and computes: a loop that only reads its window memory
+ * and sleeps, never calling the library. Every other rank first reads "go"
+ * with gets under a NOCHECK lock (the target's kernel serves both) and
+ * then marks itself started with a put, so no origin asks anything of the
+ * target's library before the target stopped calling it (the window's
+ * creation is a collective the origins may leave first, and the target
+ * serves them while it waits there). Then, ITERS times, it locks rank 0
+ * (shared and exclusive in turn) and accumulates, fetch-and-ops through
+ * the kernel's atomics and through the target's library, get-accumulates
+ * and puts, then unlocks; last it adds 1 to a "done" word under an
+ * exclusive lock. The target's loop ends only when it sees done ==
+ * origins in its own memory: every lock grant and every accumulate was
+ * served while it computed, which only the window's progress thread can do.
  *
  * "nothread" (run with UREL_OSC_PROGRESS_THREAD=0) is the control: the
- * target computes for a few seconds and must then see nothing applied
- * (done == 0: the origins cannot even be granted a lock); only when it
+ * target computes until every origin started, then a few seconds more, and
+ * must then see nothing the library applies (the 16-bit and double
+ * counters still 0, done == 0: every origin waits in its first epoch for
+ * the target's lock manager or its 16-bit fetch-and-op); only when it
  * calls the library again do the origins finish. Both modes then check
  * every sum and that the fetched values of every counter are a
- * permutation: no update lost or applied twice.
+ * permutation: no update lost or applied twice. Each origin reports how
+ * many of its calls failed (a failed call is skipped, so it could let
+ * done through early).
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -37,11 +46,13 @@ enum {
 	W_LCOUNT,
 	W_DCOUNT,
 	W_DONE,
+	W_GO,
 	W_STAMP,
-	W_WORDS = W_STAMP + 64
+	W_STARTED = W_STAMP + 64,
+	W_WORDS = W_STARTED + 64
 };
 
-/* The control's compute phase: long enough for the origins to have tried. */
+/* The control's compute phase once every origin started: long enough for them to have tried. */
 #define NOTHREAD_COMPUTE_S 3
 /* A target that never sees done: a hang in the making, reported rather than waited out. */
 #define GIVE_UP_S 240
@@ -84,6 +95,23 @@ static int64_t compute(const int64_t *mem, int64_t want, double limit)
 	return done;
 }
 
+/* Compute until every origin's put marked it started, or @limit seconds: how many did. */
+static int started(const int64_t *mem, double limit)
+{
+	const struct timespec nap = { .tv_nsec = 1000000 };
+	double start = now_s();
+	int n;
+
+	for (;;) {
+		n = 0;
+		for (int r = 1; r < nranks; r++)
+			n += __atomic_load_n(&mem[W_STARTED + r], __ATOMIC_ACQUIRE) != 0;
+		if (n == nranks - 1 || now_s() - start >= limit)
+			return n;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Every value 0 .. n-1 exactly once. */
 static bool permutation(const int64_t *v, size_t n)
 {
@@ -100,12 +128,37 @@ static bool permutation(const int64_t *v, size_t n)
 	return ok;
 }
 
+/*
+ * Wait for the target's "go", then mark us started: a NOCHECK lock sends
+ * no request, and gets and puts are the target kernel's, so nothing here
+ * needs the target's library.
+ */
+static void await_go(struct urel_win *w)
+{
+	const struct timespec nap = { .tv_nsec = 1000000 };
+	const int64_t one = 1;
+	double start = now_s();
+	int64_t go = 0;
+
+	OK(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 0, UREL_WIN_MODE_NOCHECK));
+	while (!go && now_s() - start < GIVE_UP_S) {
+		OK(urel_win_get(w, &go, sizeof(go), 0, W_GO));
+		OK(urel_win_flush(w, 0));
+		if (!go)
+			nanosleep(&nap, NULL);
+	}
+	CHECK(go, "the target never said go");
+	OK(urel_win_put(w, &one, sizeof(one), 0, W_STARTED + (uint64_t)rank));
+	OK(urel_win_unlock(w, 0));
+}
+
 static void origin(struct urel_win *w, int64_t *fetched)
 {
 	const int64_t one = 1, mine = rank;
 	const int16_t one16 = 1;
 	const double oned = 1.0;
 
+	await_go(w);
 	for (int i = 0; i < iters; i++) {
 		int64_t k, stamp = i;
 		int16_t l;
@@ -127,12 +180,18 @@ static void origin(struct urel_win *w, int64_t *fetched)
 	OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
 	OK(urel_win_accumulate(w, &one, 1, UREL_WIN_INT64, 0, W_DONE, UREL_WIN_SUM));
 	OK(urel_win_unlock(w, 0));
+	fprintf(stderr, "osc_passive: rank %d: %d failed calls\n", rank, failures);
 }
 
 static void target(struct urel_msg *m, int64_t *mem, bool thread)
 {
 	int64_t origins = nranks - 1, done;
+	int16_t l;
+	double d;
+	int begun;
 
+	/* Nothing between this store and the compute loop calls the library. */
+	__atomic_store_n(&mem[W_GO], 1, __ATOMIC_RELEASE);
 	if (thread) {
 		done = compute(mem, origins, GIVE_UP_S);
 		CHECK(done == origins,
@@ -142,10 +201,18 @@ static void target(struct urel_msg *m, int64_t *mem, bool thread)
 			printf("osc_passive: every origin finished while the target computed\n");
 		return;
 	}
+	begun = started(mem, GIVE_UP_S);
+	CHECK(begun == origins, "%d of %lld origins started", begun, (long long)origins);
 	done = compute(mem, origins, NOTHREAD_COMPUTE_S);
-	CHECK(done == 0,
-	      "without a progress thread the origins finished while the target computed");
-	printf("osc_passive: nothing applied while the target computed without a thread\n");
+	memcpy(&l, &mem[W_LCOUNT], sizeof(l));
+	memcpy(&d, &mem[W_DCOUNT], sizeof(d));
+	CHECK(done == 0 && l == 0 && d == 0,
+	      "without a progress thread the target's library served origins while it computed: "
+	      "done %lld, 16-bit counter %d, double counter %g",
+	      (long long)done, l, d);
+	if (begun == origins && done == 0 && l == 0 && d == 0)
+		printf("osc_passive: nothing applied while the target computed without a "
+		       "thread\n");
 	/* Back in the library: now the origins get through. */
 	while (__atomic_load_n(&mem[W_DONE], __ATOMIC_ACQUIRE) < origins) {
 		int n = urel_msg_progress(m);

@@ -8,7 +8,9 @@
  * word (lib/osc/lockword.c), origins' remote swaps are played here with
  * the same atomics the kernel uses: the manager never grants while an
  * origin owns the word, a release the manager waits for always reaches
- * it, and FIFO order holds across the two paths.
+ * it, and FIFO order holds across the two paths; readers holding the
+ * word by their bits share it, never past a queued request, the last one
+ * out hands it to the manager, and a dead reader's bit is taken back.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -214,6 +216,7 @@ static uint64_t remote_cas(uint64_t *word, uint64_t compare, uint64_t swap)
 #define OWN(r) UREL_OSC_LW_OWNER(r)
 #define W UREL_OSC_LW_WAITERS
 #define M UREL_OSC_LW_MANAGED
+#define RD(r) UREL_OSC_LW_READER(r)
 
 static void check_word_take(void)
 {
@@ -330,24 +333,45 @@ static void check_word_reclaim(void)
 }
 
 /*
- * Random mix of fast owners and manager requests: the word and the
- * manager always agree (a grant of the manager <=> MANAGED, an owner =>
- * nothing granted by it, a queue => the word is not free).
+ * Random mix of fast owners, fast readers and manager requests: the word
+ * and the manager always agree (a grant of the manager <=> MANAGED, an
+ * owner or readers => nothing granted by it, a queue => the word is not
+ * free).
  */
 static void check_word_random(void)
 {
 	uint64_t word = 0;
-	struct urel_osc_lockmgr lm = { .word = &word };
-	unsigned int seed = 777, fast_grants = 0, mgr_grants = 0, handoffs = 0;
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(40) };
+	unsigned int seed = 777, fast_grants = 0, mgr_grants = 0, handoffs = 0, shared = 0,
+		     gone = 0;
 	int held_sh = 0, held_ex = 0, owner = -1;
+	uint64_t readers = 0;
 
 	for (int step = 0; step < 100000 && !urt_failures; step++) {
 		unsigned int roll;
 		struct urel_osc_lockreq *g = NULL;
 
 		seed = seed * 1103515245 + 12345;
-		roll = (seed >> 16) % 8;
-		if (roll < 2 && owner < 0) {
+		roll = (seed >> 16) % 10;
+		if (roll == 8 && !(readers & RD(step % 8))) {
+			/* An origin joins on what it last saw, as fastlock.c does. */
+			uint64_t bit = RD(step % 8), v = word;
+			uint64_t guess = urel_osc_lw_readers_only(v) ? v : 0;
+
+			if (remote_cas(&word, guess, guess | bit) == guess) {
+				readers |= bit;
+				shared++;
+			}
+		} else if (roll == 9 && readers) {
+			uint64_t bit = readers & -readers, v = word;
+
+			URT_CHECK_EQ(remote_cas(&word, v, v & ~bit), v);
+			readers &= ~bit;
+			if ((v & W) && (v & UREL_OSC_LW_READERS) == bit) {
+				URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+				gone++;
+			}
+		} else if (roll < 2 && owner < 0) {
 			if (remote_cas(&word, 0, OWN(step % 1000)) == 0) {
 				owner = step % 1000;
 				fast_grants++;
@@ -389,17 +413,24 @@ static void check_word_random(void)
 		}
 		URT_CHECK(held_ex <= 1 && !(held_ex && held_sh));
 		URT_CHECK_EQ(lm.type != 0, held_ex || held_sh);
-		if (lm.type)
+		if (lm.type && !lm.by_bit)
 			URT_CHECK_EQ(word, M);
+		if (lm.by_bit)
+			URT_CHECK(lm.type == SH && (word & RD(40)) &&
+				  !(word & (M | UREL_OSC_LW_EXCL)));
 		if (owner >= 0)
-			URT_CHECK(!lm.type && (word & ~W) == OWN(owner));
+			URT_CHECK(!lm.type && !readers && (word & ~W) == OWN(owner));
+		if (readers)
+			URT_CHECK(lm.type != EX && (!lm.type || lm.by_bit) && owner < 0 &&
+				  (word & ~(W | RD(40))) == readers);
 		if (lm.head)
 			URT_CHECK(word != 0);
-		if (!lm.type && owner < 0)
+		if (!lm.type && owner < 0 && !readers)
 			URT_CHECK(!lm.head && word == 0); /* nothing held: nobody waits */
 	}
-	/* Both paths and the hand-over between them were exercised. */
+	/* Every path and the hand-overs between them were exercised. */
 	URT_CHECK(fast_grants > 100 && mgr_grants > 1000 && handoffs > 10);
+	URT_CHECK(shared > 100 && gone > 10);
 	while (lm.head) {
 		struct urel_osc_lockreq *r = lm.head;
 
@@ -408,8 +439,118 @@ static void check_word_random(void)
 	}
 }
 
+static void check_word_shared(void)
+{
+	uint64_t word = 0;
+	struct urel_osc_lockmgr lm = { .word = &word };
+	struct urel_osc_lockreq *x3 = req(EX, 3), *s4 = req(SH, 4), *g;
+
+	/* Two readers through the word; the second's first guess was stale. */
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(1)), 0);
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(2)), RD(1));
+	URT_CHECK(urel_osc_lw_readers_only(word));
+	URT_CHECK_EQ(remote_cas(&word, RD(1), RD(1) | RD(2)), RD(1));
+	URT_CHECK(urel_osc_lw_holds(word, 1) && urel_osc_lw_holds(word, 2));
+	URT_CHECK(!urel_osc_lw_holds(word, 3) && urel_osc_lw_owner(word) == -1);
+	/* Readers exclude an exclusive origin and the manager's grants. */
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(3)), RD(1) | RD(2));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(1) | RD(2) | W);
+	/* Marked: no reader may join any more, a shared request queues behind x3. */
+	URT_CHECK(!urel_osc_lw_readers_only(word));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 0);
+	/* Reader 1 leaves; early word from it is harmless. */
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(2) | W, RD(2) | W), RD(1) | RD(2) | W);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK(!g && word == (RD(2) | W) && !lm.type);
+	/* The last reader out leaves the mark alone and tells the manager: x3 first. */
+	URT_CHECK_EQ(remote_cas(&word, RD(2) | W, W), RD(2) | W);
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(5)), W);
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(5)), W);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK(g == x3 && !x3->next && word == M && lm.type == EX);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0); /* late: nothing */
+	URT_CHECK(!g && word == M && lm.type == EX);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == s4 && word == M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && word == 0);
+	/* A dead reader's bit comes back; the others keep theirs and the mark. */
+	word = RD(5) | RD(6);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 7, &g), 0);
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 5, &g), 1);
+	URT_CHECK(!g && word == (RD(6) | W) && lm.head == x3);
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 6, &g), 1);
+	URT_CHECK(g == x3 && word == M && lm.type == EX);
+	/* Its late release (a false death) fails and changes nothing. */
+	URT_CHECK_EQ(remote_cas(&word, RD(6) | W, W), M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(!g && word == 0);
+	/* The last reader out after the queue emptied: the stale mark is cleared. */
+	word = RD(2);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(2) | W);
+	{
+		struct urel_osc_lockreq *gone;
+
+		urel_osc_lock_forget(&lm, 3, &gone, &g);
+		URT_CHECK(gone == x3 && !g);
+	}
+	URT_CHECK_EQ(remote_cas(&word, RD(2) | W, W), RD(2) | W);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK(!g && word == 0);
+	/* The word holds reader bits only below the limit, and never as an owner. */
+	URT_CHECK(!urel_osc_lw_holds(RD(1), UREL_OSC_LW_READERS_MAX));
+	URT_CHECK(!urel_osc_lw_holds(OWN(2), 2 + 1) && urel_osc_lw_holds(OWN(2), 2));
+	URT_CHECK(!urel_osc_lw_holds(OWN(2) | M, 2));
+	free(x3);
+	free(s4);
+}
+
+/* The manager's own shared grants beside origin readers: by its own bit, never waiting. */
+static void check_word_mgr_shared(void)
+{
+	uint64_t word = RD(1);
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(9) };
+	struct urel_osc_lockreq *s2 = req(SH, 2), *x3 = req(EX, 3), *s4 = req(SH, 4), *g;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 1);
+	URT_CHECK(lm.by_bit && word == (RD(1) | RD(9)));
+	/* More origins may still join; an exclusive request marks the word. */
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(9), RD(1) | RD(5) | RD(9)), RD(1) | RD(9));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(1) | RD(5) | RD(9) | W);
+	URT_CHECK(!urel_osc_lw_readers_only(word));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 0); /* behind x3 */
+	/* A dead reader's bit comes back beside ours. */
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 5, &g), 1);
+	URT_CHECK(!g && word == (RD(1) | RD(9) | W));
+	/* Our release first: origin 1 still reads, x3 waits for its notice. */
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && !lm.by_bit && word == (RD(1) | W));
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | W, W), RD(1) | W);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK(g == x3 && word == M && lm.type == EX);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(g == s4 && word == M && !lm.by_bit);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && word == 0);
+	/* Free word: the manager holds it as before; readers cannot join it. */
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s2), 1);
+	URT_CHECK(!lm.by_bit && word == M);
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(1)), M);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK_EQ(word, 0);
+	free(s2);
+	free(x3);
+	free(s4);
+}
+
 int main(void)
 {
+	check_word_mgr_shared();
+	check_word_shared();
 	check_word_take();
 	check_word_fifo();
 	check_word_reclaim();

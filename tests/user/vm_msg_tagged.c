@@ -11,7 +11,8 @@
  *   cancel      a posted receive cancels, a matched one does not;
  *   truncation  -EMSGSIZE with the real length, the stream goes on;
  *   probe, waitany (also over two contexts), zero bytes, and
- *   attribute/environment limits;
+ *   attribute/environment limits; the second two-rank run with small
+ *   limits also registers every rendezvous piecewise (UREL_MSG_RNDV_WINDOW);
  *   self        sends to UREL_MSG_SELF: buffered, waiting, posted, claimed;
  *   leftovers   close frees requests never tested or never matched (LSan);
  *   thread      with a progress thread, a receiver that computes without
@@ -19,13 +20,23 @@
  *               synchronous send to it;
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
- *   big         one 64 MiB message (far above the channel's max_msg).
+ *   big         as an unprivileged user under an 8 MiB RLIMIT_MEMLOCK: one
+ *               64 MiB message (far above the channel's max_msg and the
+ *               limit), and four 8 MiB ones sent at once and received in
+ *               reverse order (more than the limit if each were pinned
+ *               whole), go through, registered piecewise; under a 32 KiB
+ *               limit, where not even one window can be pinned, the send
+ *               and its receive fail with -ENOMEM instead of waiting.
  * Usage: vm_msg_tagged [all|quick|attr|two|thread|alltoall|big]; quick (for the debug kernel)
  * is one round without the 1 MiB messages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "urt_job.h"
@@ -640,6 +651,112 @@ static void t_big(struct urt_job *j)
 	free(buf);
 }
 
+#define MANY 4
+#define MANY_LEN (8u << 20)
+
+/* Several large messages at once, received in the opposite order. */
+static void t_big_many(struct urt_job *j)
+{
+	struct urel_msg_req *req[MANY];
+	uint8_t *buf[MANY];
+
+	for (int i = 0; i < MANY; i++) {
+		buf[i] = xmalloc(MANY_LEN);
+		if (j->rank == 0) {
+			urt_fill(buf[i], 100 + (uint64_t)i, MANY_LEN);
+			URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[1], buf[i], MANY_LEN, 0x70 + i, 0,
+						    &req[i]),
+				     0);
+		} else {
+			memset(buf[i], 0, MANY_LEN);
+		}
+	}
+	if (j->rank == 1) {
+		for (int i = MANY - 1; i >= 0; i--)
+			URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], buf[i], MANY_LEN, 0x70 + i, 0,
+						    &req[i]),
+				     0);
+	}
+	URT_CHECK_EQ(urel_msg_waitall(MANY, req, NULL), 0);
+	for (int i = 0; i < MANY; i++) {
+		if (j->rank == 1)
+			URT_CHECK_EQ(urt_verify(buf[i], 100 + (uint64_t)i, MANY_LEN), 0);
+		free(buf[i]);
+	}
+}
+
+/* Not even one window can be pinned: both sides fail, neither waits. */
+static void t_big_refused(struct urt_job *j)
+{
+	uint8_t *buf = xmalloc(1u << 20);
+	struct urel_msg_status st;
+
+	memset(buf, 1, 1u << 20);
+	if (j->rank == 0) {
+		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, 1u << 20, 0x99), -ENOMEM);
+	} else {
+		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, 1u << 20, 0x99, 0, &st), -ENOMEM);
+		URT_CHECK_EQ(st.len, 1u << 20);
+	}
+	/* The stream goes on: an eager message and a rendezvous one that fits whole. */
+	for (size_t len = 100; len <= 20000; len += 19900) {
+		if (j->rank == 0) {
+			urt_fill(buf, len, (uint32_t)len);
+			URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, len, 0x9a), 0);
+		} else {
+			URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, len, 0x9a, 0, &st), 0);
+			URT_CHECK_EQ(st.received, len);
+			URT_CHECK_EQ(urt_verify(buf, len, (uint32_t)len), 0);
+		}
+	}
+	free(buf);
+}
+
+/* Drop root for nobody with @memlock bytes lockable; the device opened to all first. */
+static void run_unprivileged(rlim_t memlock)
+{
+	struct rlimit rl = { .rlim_cur = memlock, .rlim_max = memlock };
+
+	URT_CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	URT_CHECK_EQ(setgid(65534), 0);
+	URT_CHECK_EQ(setuid(65534), 0);
+	/* The sanitizer's leak check at exit needs to trace its own threads. */
+	URT_CHECK_EQ(prctl(PR_SET_DUMPABLE, 1), 0);
+}
+
+static int check_pinned(void)
+{
+	int ret = 0;
+	pid_t pid;
+
+	URT_CHECK_EQ(chmod("/dev/usnic_rel", 0666), 0);
+	/* A child per limit: privileges once dropped do not come back. */
+	for (int k = 0; k < 2; k++) {
+		int status;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			int r = 0;
+
+			run_unprivileged(k ? 32u << 10 : 8u << 20);
+			if (k) {
+				r |= urt_job_run(2, NULL, t_big_refused, 120);
+			} else {
+				r |= urt_job_run(2, NULL, t_big, 300);
+				r |= urt_job_run(2, NULL, t_big_many, 300);
+			}
+			_exit(r || urt_failures ? 1 : 0);
+		}
+		URT_CHECK(pid > 0);
+		URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			ret = -1;
+	}
+	chmod("/dev/usnic_rel", 0600);
+	return ret;
+}
+
 /*
  * One process, two contexts on two endpoints of two devices: waitany over
  * a receive of each finds the one whose message came (in the context it
@@ -706,6 +823,11 @@ static void check_attr(void)
 	URT_CHECK_EQ(urel_msg_open(ep, &a, &m), -EINVAL);
 	setenv("UREL_MSG_EAGER_MAX", "junk", 1);
 	URT_CHECK_EQ(urel_msg_open(ep, NULL, &m), -EINVAL);
+	/* A window smaller than a page cannot be registered. */
+	setenv("UREL_MSG_EAGER_MAX", "4096", 1);
+	setenv("UREL_MSG_RNDV_WINDOW", "100", 1);
+	URT_CHECK_EQ(urel_msg_open(ep, NULL, &m), -EINVAL);
+	unsetenv("UREL_MSG_RNDV_WINDOW");
 	setenv("UREL_MSG_EAGER_MAX", "4096", 1);
 	a = (struct urel_msg_attr){ .tiny_max = 64 };
 	URT_CHECK_EQ(urel_msg_open(ep, &a, &m), 0);
@@ -736,7 +858,10 @@ int main(int argc, char **argv)
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
 		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
+		/* And every rendezvous registered piecewise, in windows of two pages. */
+		setenv("UREL_MSG_RNDV_WINDOW", "8192", 1);
 		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+		unsetenv("UREL_MSG_RNDV_WINDOW");
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "thread")) {
 		struct urel_msg_attr thr = { .progress_thread = 1 };
@@ -749,7 +874,7 @@ int main(int argc, char **argv)
 	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
 		ret |= urt_job_run(4, NULL, t_alltoall, 500);
 	if (!strcmp(what, "big"))
-		ret |= urt_job_run(2, NULL, t_big, 600);
+		ret |= check_pinned();
 	if (ret)
 		urt_failures++;
 	return urt_done("vm_msg_tagged");
