@@ -514,13 +514,13 @@ out:
 	return ret;
 }
 
+/* Under m->lock. */
 static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, size_t len)
 {
-	struct urel_msg_req *r = calloc(1, sizeof(*r));
+	struct urel_msg_req *r = urel_msg_req_alloc(m);
 
 	if (!r)
 		return NULL;
-	r->m = m;
 	r->kind = UREL_MSG_REQ_RECV;
 	r->buf = buf;
 	r->cap = len;
@@ -547,10 +547,12 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 
 	if (!m || !reqp || (!buf && len))
 		return -EINVAL;
-	r = urel_msg_recv_req(m, buf, len);
-	if (!r)
-		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
 	if (e) {
 		urel_msg_take(m, r, (struct urel_msg_handle *)e);
@@ -721,10 +723,12 @@ UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
 	if (!h || !reqp || (!buf && len))
 		return -EINVAL;
 	m = h->m;
-	r = urel_msg_recv_req(m, buf, len);
-	if (!r)
-		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
 	urel_msg_take(m, r, h);
 	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);
