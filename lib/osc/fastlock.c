@@ -4,11 +4,11 @@
  * lock word (lockword.c). An exclusive lock is one remote compare-and-swap
  * 0 -> OWNER(me), its release one OWNER(me) -> 0; a shared one adds our
  * reader bit to a word holding only readers, its release takes the bit
- * out. The target's kernel applies them, on the data channel after the
- * epoch's puts: the target process takes no part unless someone waits. A
- * swap that finds the word held otherwise (or marked) falls back to the
- * lock manager's request (FIFO); a release that finds WAITERS set tells
- * the manager, which hands the word on. NOCHECK and locks to ourselves keep
+ * out (the last one out of a word marked WAITERS tells the manager
+ * instead, which takes the bit out). The target's kernel applies them, on the data channel after
+ * the epoch's puts: the target process takes no part unless someone waits. A swap that finds the
+ * word held otherwise (or marked) falls back to the lock manager's request (FIFO); a release that
+ * finds WAITERS set tells the manager, which hands the word on. NOCHECK and locks to ourselves keep
  * to the manager, shared ones too in groups wider than the word has reader
  * bits. UREL_WIN_FAST_LOCK=0 turns this off. Shared locks take the word
  * only with UREL_WIN_FAST_SHARED=1: a review found races of readers
@@ -169,29 +169,30 @@ static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
 /*
  * Take our reader bit out of a word last seen as @seen: the swap retries on
  * what it finds while other readers change it. The last reader out of a
- * marked word leaves WAITERS alone there and tells the manager.
+ * marked word leaves its bit in and tells the manager, which takes it out:
+ * if we die before, the bit names us and the manager takes it back.
  */
 static int urel_osc_word_unshare(struct urel_win *w, int target, uint64_t seen)
 {
-	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2];
+	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2], to;
 
 	for (;;) {
-		struct urel_osc_word_op op[2] = { { .compare = seen, .swap = seen & ~me } };
+		struct urel_osc_word_op op[2] = { { 0 } };
 		int ret;
 
 		/* Not ours any more: the target took it back, believing us dead. */
 		if (!(seen & me) || (seen & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL)))
 			return -EPROTO;
+		if (!urel_osc_lw_release_to(seen, me, &to))
+			return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
+		op[0] = (struct urel_osc_word_op){ .compare = seen, .swap = to };
 		ret = urel_osc_word_run(w, target, op, 1, old);
 		if (ret)
 			return ret;
 		if (old[0] == seen)
-			break;
+			return 0;
 		seen = old[0];
 	}
-	if ((seen & UREL_OSC_LW_WAITERS) && (seen & UREL_OSC_LW_READERS) == me)
-		return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
-	return 0;
 }
 
 int urel_osc_word_unlock(struct urel_win *w, int target)

@@ -163,10 +163,12 @@ void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
 int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
 /*
- * A reader through the lock word left it holding WAITERS alone: the word
- * passes to the queue's head (into *@granted) if no reader remains.
+ * Group rank @origin, the last reader through the lock word that WAITERS
+ * marked, leaves: its bit comes out and the word passes to the queue's head
+ * (into *@granted). -EINVAL when @origin holds no bit (nothing changes).
  */
-int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted);
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, int origin,
+			       struct urel_osc_lockreq **granted);
 /* @origin died holding the lock word: taken back, the head granted; 0 when it did not hold it. */
 int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
@@ -194,6 +196,16 @@ bool urel_osc_lw_share(uint64_t *word, uint64_t bit);
 void urel_osc_lw_unshare(uint64_t *word, uint64_t bit);
 /* Manager: mark WAITERS on a word readers hold, so that no reader joins and the last tells us. */
 void urel_osc_lw_mark(uint64_t *word);
+/* Manager: its queue emptied: readers may join again (an owner's mark stays: it tells us). */
+void urel_osc_lw_unmark(uint64_t *word);
+/*
+ * Reader @bit leaving a word last seen as @seen: true and the value to swap
+ * in (*@to), or false when it is the last one out of a marked word, which
+ * leaves its bit in and tells the manager (urel_osc_lw_leave).
+ */
+bool urel_osc_lw_release_to(uint64_t seen, uint64_t bit, uint64_t *to);
+/* Manager: reader @r told us it leaves: its bit out (the last: the word is ours); false: none. */
+bool urel_osc_lw_leave(uint64_t *word, int r);
 /* Manager: take the word (true), or mark WAITERS on the holders' (false). */
 bool urel_osc_lw_take(uint64_t *word);
 /* Manager: nothing it granted is held any more: free the word if it is ours (or a stale mark). */
