@@ -169,7 +169,10 @@ static int urel_osc_acquire(struct urel_win *w, int target, int type)
 	return ret;
 }
 
-/* After the wait for a grant: the first failure, and the lock is then not held. */
+/*
+ * After the wait for a grant: the first failure, and the lock is then not
+ * held. Either way the threads waiting for it (lazy) may look now.
+ */
 static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, int ret)
 {
 	pthread_mutex_lock(&w->ctx->lock);
@@ -177,22 +180,47 @@ static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, 
 		ret = t->lock_status; /* the target refused */
 	if (ret)
 		t->lock_status = ret;
+	t->acquiring = false;
 	pthread_mutex_unlock(&w->ctx->lock);
 	return ret;
+}
+
+void urel_osc_acquiring(struct urel_win *w, int target)
+{
+	w->t[target].lazy = false;
+	w->t[target].acquiring = true;
+}
+
+/* Another thread's request of the lazy lock has its answer. */
+static bool urel_osc_acquired(struct urel_win *w, void *arg)
+{
+	const struct urel_osc_target *t = &w->t[*(int *)arg];
+
+	return !t->acquiring || t->granted || t->lock_status;
 }
 
 int urel_osc_lazy_acquire(struct urel_win *w, int target)
 {
 	struct urel_osc_target *t = &w->t[target];
+	bool other;
 	int ret;
 
 	pthread_mutex_lock(&w->ctx->lock);
 	if (!t->lazy) {
-		ret = t->lock ? t->lock_status : 0;
+		other = t->acquiring;
+		pthread_mutex_unlock(&w->ctx->lock);
+		/*
+		 * Not granted yet: an operation now would reach the target
+		 * outside the lock, inside another origin's exclusive epoch.
+		 */
+		ret = other ? urel_osc_wait(w, urel_osc_acquired, &target) : 0;
+		pthread_mutex_lock(&w->ctx->lock);
+		if (!ret && t->lock)
+			ret = t->lock_status;
 		pthread_mutex_unlock(&w->ctx->lock);
 		return ret;
 	}
-	t->lazy = false;
+	urel_osc_acquiring(w, target);
 	pthread_mutex_unlock(&w->ctx->lock);
 	ret = urel_osc_acquire(w, target, t->lock);
 	return urel_osc_grant_result(w, t, ret);
@@ -230,6 +258,7 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 		t->lock_status = 0;
 		t->piggy_applied = false;
 		t->word = false;
+		t->acquiring = false;
 		/* Remote and checked: requested by the first operation, or by the unlock. */
 		t->lazy = !nocheck && target != w->rank && w->lazy_locks;
 		if (w->sync.locks == 1)
@@ -302,6 +331,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
 	t->lazy = false;
+	t->acquiring = false;
 	t->word = false;
 	t->lock_status = 0;
 	t->lock_nocheck = false;
@@ -333,6 +363,7 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 			w->t[r].granted = false;
 			w->t[r].lock_status = 0;
 			w->t[r].word = false;
+			w->t[r].acquiring = false;
 			/* Taken on the lock word by the first operation to it, if any. */
 			w->t[r].lazy = urel_osc_word_eligible(w, r);
 		}
@@ -412,6 +443,7 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		w->t[r].lock_nocheck = false;
 		w->t[r].unlocking = false;
 		w->t[r].lazy = false;
+		w->t[r].acquiring = false;
 		w->t[r].word = false;
 		w->t[r].lock_status = 0;
 	}

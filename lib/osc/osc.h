@@ -270,6 +270,7 @@ struct urel_osc_target {
 	bool granted, unlocked; /* replies seen */
 	bool unlocking; /* an unlock waits for its UNLOCK_ACK */
 	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
+	bool acquiring; /* a lazy lock asked for by one thread: the others' operations wait */
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
@@ -418,8 +419,14 @@ int urel_osc_word_epoch(struct urel_win *w, int target);
 
 /* epoch.c */
 int urel_osc_flush_targets(struct urel_win *w, int target);
-/* A lazy lock on @target not yet requested: request it and wait for the grant. */
+/*
+ * A lazy lock on @target not yet requested: request it and wait for the
+ * grant; one another thread requests: wait for that grant. 0 or the
+ * lock's failure.
+ */
 int urel_osc_lazy_acquire(struct urel_win *w, int target);
+/* Under c->lock: the lazy lock on @target is being requested by this caller (rma.c piggy). */
+void urel_osc_acquiring(struct urel_win *w, int target);
 /* Under c->lock: @target's lock is lazy and not yet requested. */
 bool urel_osc_is_lazy(const struct urel_win *w, int target);
 /* Under c->lock: lazy, and the first operation rides in the lock request (no lock word). */
