@@ -165,7 +165,7 @@ static int urel_osc_acquire(struct urel_win *w, int target, int type)
 	}
 	ret = urel_osc_request_lock(w, target, type, 0);
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_granted, &target);
+		ret = urel_osc_wait_one(w, target, urel_osc_granted, &target);
 	return ret;
 }
 
@@ -213,7 +213,7 @@ int urel_osc_lazy_acquire(struct urel_win *w, int target)
 		 * Not granted yet: an operation now would reach the target
 		 * outside the lock, inside another origin's exclusive epoch.
 		 */
-		ret = other ? urel_osc_wait(w, urel_osc_acquired, &target) : 0;
+		ret = other ? urel_osc_wait_one(w, target, urel_osc_acquired, &target) : 0;
 		pthread_mutex_lock(&w->ctx->lock);
 		if (!ret && t->lock)
 			ret = t->lock_status;
@@ -258,6 +258,7 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 		t->lock_status = 0;
 		t->piggy_applied = false;
 		t->word = false;
+		t->word_unsure = false;
 		t->acquiring = false;
 		/* Remote and checked: requested by the first operation, or by the unlock. */
 		t->lazy = !nocheck && target != w->rank && w->lazy_locks;
@@ -317,6 +318,9 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	} else if (lazy) {
 		/* done through the word */
 	} else if (failed) {
+		/* A swap that failed here but landed there still holds the word: give it back. */
+		if (urel_osc_word_settle(w, target))
+			urel_osc_word_unlock(w, target);
 		ret = failed;
 	} else if (word) {
 		ret = urel_osc_word_unlock(w, target);
@@ -363,6 +367,7 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 			w->t[r].granted = false;
 			w->t[r].lock_status = 0;
 			w->t[r].word = false;
+			w->t[r].word_unsure = false;
 			w->t[r].acquiring = false;
 			/* Taken on the lock word by the first operation to it, if any. */
 			w->t[r].lazy = urel_osc_word_eligible(w, r);
@@ -393,7 +398,7 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 UREL_API int urel_win_unlock_all(struct urel_win *w)
 {
 	struct urel_osc_sync next;
-	int all = -1, ret, err;
+	int ret, err;
 	bool nocheck;
 
 	if (!w)
@@ -413,10 +418,18 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 			w->t[r].unlocking = true;
 		}
 		pthread_mutex_unlock(&w->ctx->lock);
-		for (int r = 0; r < w->size && !ret; r++) {
+		/* Every target is released, whoever died: the first error is reported. */
+		for (int r = 0; r < w->size; r++) {
 			struct urel_osc_target *t = &w->t[r];
 			bool skip, word;
+			int rc = 0;
 
+			/* A failed swap may have landed all the same: ours to release. */
+			if (urel_osc_word_settle(w, r)) {
+				pthread_mutex_lock(&w->ctx->lock);
+				t->lock_status = 0;
+				pthread_mutex_unlock(&w->ctx->lock);
+			}
 			pthread_mutex_lock(&w->ctx->lock);
 			word = t->word;
 			/* Never taken (no operation, or its acquire failed): nothing to release. */
@@ -425,17 +438,25 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 			pthread_mutex_unlock(&w->ctx->lock);
 			if (skip)
 				continue;
-			if (!word) {
-				ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
-				continue;
+			/* A death elsewhere cut the flush short: this target's first. */
+			if (err && r != w->rank)
+				rc = urel_osc_wait_one(
+					w, r, word ? urel_osc_ordered : urel_osc_quiet, &r);
+			if (!rc)
+				rc = word ? urel_osc_word_unlock(w, r)
+					  : urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+			if (rc || word) {
+				pthread_mutex_lock(&w->ctx->lock);
+				t->unlocked = true;
+				pthread_mutex_unlock(&w->ctx->lock);
 			}
-			ret = urel_osc_word_unlock(w, r);
-			pthread_mutex_lock(&w->ctx->lock);
-			t->unlocked = true;
-			pthread_mutex_unlock(&w->ctx->lock);
+			ret = ret ? ret : rc;
 		}
-		if (!ret)
-			ret = urel_osc_wait(w, urel_osc_unlocked, &all);
+		for (int r = 0; r < w->size; r++) {
+			int rc = r == w->rank ? 0 : urel_osc_wait_one(w, r, urel_osc_unlocked, &r);
+
+			ret = ret ? ret : rc;
+		}
 	}
 	pthread_mutex_lock(&w->ctx->lock);
 	for (int r = 0; r < w->size; r++) {

@@ -274,6 +274,7 @@ struct urel_osc_target {
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
+	bool word_unsure; /* a swap taking the word failed to complete here: it may land still */
 	struct urel_osc_word_op wop[2]; /* the swaps in flight on it */
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
@@ -380,6 +381,12 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 /* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
  */
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
+/*
+ * The same for what only @target answers: fails only if @target dies (a
+ * peer dead elsewhere in the window must not fail a live target's lock).
+ */
+int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
+		      void *arg);
 /* Errors of a completion that mean the peer is gone for good. */
 bool urel_osc_peer_fatal(int err);
 /* Remember that @peer died; under c->lock. */
@@ -414,6 +421,12 @@ bool urel_osc_word_eligible(const struct urel_win *w, int target);
 int urel_osc_word_lock(struct urel_win *w, int target);
 /* Release the word we hold (telling the manager if it queued requests); 0 or an error. */
 int urel_osc_word_unlock(struct urel_win *w, int target);
+/*
+ * A lock whose swap on the word failed here (the wait, not the swap): wait
+ * for the swap's outcome. 1: it landed, the lock is held through the word
+ * (release it); 0: not held.
+ */
+int urel_osc_word_settle(struct urel_win *w, int target);
 /* Take and release at once (an empty epoch): 0 done, 1 held by another, or an error. */
 int urel_osc_word_epoch(struct urel_win *w, int target);
 
