@@ -11,16 +11,17 @@
 
 #include "internal.h"
 
-/* Copy up to @n raw completions out of the ring; -EIO if the ring is corrupt. */
-static int urel_cq_take(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t n)
+/*
+ * Copy up to @n raw completions out of the ring, under cq_lock; -EIO if the
+ * ring is corrupt.
+ */
+int urel_cq_take_locked(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t n)
 {
 	struct urel_ring *cq = &ep->cq;
 	uint32_t avail;
 
-	pthread_mutex_lock(&ep->cq_lock);
 	avail = urel_load_acquire(cq->tail) - cq->idx;
 	if (avail > cq->entries) {
-		pthread_mutex_unlock(&ep->cq_lock);
 		__atomic_store_n(&ep->broken, -EIO, __ATOMIC_RELAXED);
 		return -EIO;
 	}
@@ -34,8 +35,17 @@ static int urel_cq_take(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t 
 	 */
 	__atomic_store_n(&cq->idx, cq->idx + n, __ATOMIC_RELEASE);
 	urel_store_release(cq->head, cq->idx);
-	pthread_mutex_unlock(&ep->cq_lock);
 	return (int)n;
+}
+
+static int urel_cq_take(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t n)
+{
+	int ret;
+
+	pthread_mutex_lock(&ep->cq_lock);
+	ret = urel_cq_take_locked(ep, raw, n);
+	pthread_mutex_unlock(&ep->cq_lock);
+	return ret;
 }
 
 static void urel_cq_recv(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
@@ -84,8 +94,8 @@ static void urel_cq_op_done(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
 	urel_op_free(ep, op);
 }
 
-static void urel_cq_translate(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
-			      struct urel_completion *out, uint32_t n)
+void urel_cq_translate(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
+		       struct urel_completion *out, uint32_t n)
 {
 	bool locked = false;
 

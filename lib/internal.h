@@ -203,6 +203,11 @@ void urel_device_remove_mr(struct urel_device *dev, struct urel_mr *mr);
 int urel_ep_teardown(struct urel_ep *ep);
 int urel_mr_teardown(struct urel_mr *mr);
 
+/* cq.c: taking completions, for the progress engine */
+int urel_cq_take_locked(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t n);
+void urel_cq_translate(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
+		       struct urel_completion *out, uint32_t n);
+
 /* progress.c: the dispatch state of an endpoint. */
 void urel_progress_init(struct urel_ep *ep);
 void urel_progress_fini(struct urel_ep *ep);

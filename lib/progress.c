@@ -72,9 +72,12 @@ void urel_progress_fini(struct urel_ep *ep)
  * is. Another thread's dispatch is waited out for at most
  * UREL_PROGRESS_WAIT_NS: what it dispatched may be what the caller waits
  * for, and the caller's loop checks again either way. The dispatcher gets
- * the receive handler in *@fn, *@arg.
+ * the receive handler in *@fn, *@arg and, when no batch is left to finish,
+ * up to @n raw completions taken in the same lock hold (*@got, -1 when it
+ * took none).
  */
-static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg)
+static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg,
+				struct usnic_rel_cqe *raw, uint32_t n, int *got)
 {
 	struct timespec until;
 
@@ -99,8 +102,38 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 	__atomic_store_n(&ep->prog_depth, ep->prog_depth + 1, __ATOMIC_RELEASE);
 	*fn = ep->recv_fn;
 	*arg = ep->recv_arg;
+	/* After the depth: the take releases cq.idx, which the idle check reads first. */
+	*got = -1;
+	if (!ep->prog_parked && ep->prog_head == ep->prog_count)
+		*got = urel_cq_take_locked(ep, raw, n);
 	pthread_mutex_unlock(&ep->cq_lock);
 	return true;
+}
+
+/*
+ * Translate @got raw completions (taken by urel_progress_enter(), or now if
+ * it took none) into a fresh batch; returns its size or an error, as
+ * urel_ep_poll_cq() would.
+ */
+static int urel_progress_refill(struct urel_ep *ep, struct usnic_rel_cqe *raw, int got, uint32_t n)
+{
+	int ret;
+
+	if (got < 0) {
+		pthread_mutex_lock(&ep->cq_lock);
+		got = urel_cq_take_locked(ep, raw, n);
+		pthread_mutex_unlock(&ep->cq_lock);
+		if (got < 0)
+			return got;
+	}
+	urel_cq_translate(ep, raw, ep->prog_batch, (uint32_t)got);
+	ep->prog_head = 0;
+	ep->prog_count = (unsigned int)got;
+	/* Completions free room the kernel may have been waiting for. */
+	ret = urel_sq_kick(ep);
+	if (ret < 0 && !got && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM)
+		return ret;
+	return got;
 }
 
 static void urel_progress_leave(struct urel_ep *ep)
@@ -171,11 +204,13 @@ static bool urel_progress_idle(struct urel_ep *ep)
  */
 UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 {
+	struct usnic_rel_cqe raw[UREL_CQ_BATCH];
+	bool drained = false;
 	struct urel_completion c;
 	unsigned int done = 0;
 	urel_recv_fn fn;
 	void *arg;
-	int n, err = 0;
+	int n, got, err = 0;
 
 	if (!ep)
 		return -EINVAL;
@@ -186,19 +221,26 @@ UREL_API int urel_ep_progress(struct urel_ep *ep, unsigned int max)
 		n = urel_sq_kick(ep);
 		return n < 0 && n != -EINTR && n != -EAGAIN && n != -ENOMEM ? n : 0;
 	}
-	if (!urel_progress_enter(ep, &fn, &arg))
+	if (!urel_progress_enter(ep, &fn, &arg, raw, max < UREL_CQ_BATCH ? max : UREL_CQ_BATCH,
+				 &got))
 		return 0;
 	while (done < max) {
 		if (!ep->prog_parked && ep->prog_head == ep->prog_count) {
-			n = urel_ep_poll_cq(ep, ep->prog_batch,
-					    max - done < UREL_CQ_BATCH ? max - done
-								       : UREL_CQ_BATCH);
+			uint32_t want = max - done < UREL_CQ_BATCH ? max - done : UREL_CQ_BATCH;
+
+			/*
+			 * The last take emptied the ring: what came since is
+			 * the next call's, and this one saves a lock round.
+			 */
+			if (drained)
+				break;
+			n = urel_progress_refill(ep, raw, got, want);
+			got = -1;
 			if (n <= 0) {
 				err = n;
 				break;
 			}
-			ep->prog_head = 0;
-			ep->prog_count = (unsigned int)n;
+			drained = (uint32_t)n < want;
 		}
 		/*
 		 * A receive the handler could not take is parked: nothing

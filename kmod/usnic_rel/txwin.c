@@ -357,10 +357,9 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
  * The receiver holds @s, reported at @now_ns. A packet that dates the path
  * (usnic_rel_txwin_times_path()) gives an RTT sample: in a recovery, where
  * every cumulative ACK covers a resend, these are the only samples, and
- * without them a timeout's backoff (which also stops the tail-loss probes)
- * would last until the recovery ends. The newest of an ACK is kept: an
- * older one may have waited for room in an earlier ACK's SACK. Returns
- * whether it is news.
+ * without them a timeout's backoff would last until the recovery ends. The
+ * newest of an ACK is kept: an older one may have waited for room in an
+ * earlier ACK's SACK. Returns whether it is news.
  */
 static bool usnic_rel_txwin_sack_one(struct usnic_rel_txwin *w,
 				     struct usnic_rel_tx_slot *s, u64 now_ns,

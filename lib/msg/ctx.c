@@ -20,6 +20,8 @@
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
+/* Reaped requests a context keeps for reuse. */
+#define UREL_MSG_SPARE_MAX 32
 /* Longest a close waits for its last messages to be acknowledged. */
 #define UREL_MSG_LINGER_MS 1000
 /* The progress thread's longest sleep: how soon it sees a close. */
@@ -242,7 +244,14 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->pend = p->next;
 		free(p);
 	}
-	/* Every request not reaped, done or not, is on the live list. */
+	/* Every request not unlinked, reaped or not, done or not, is on the live list. */
+	m->reaped = NULL;
+	while (m->spare) {
+		struct urel_msg_req *r = m->spare;
+
+		m->spare = r->lnext;
+		free(r);
+	}
 	m->waiting.head = NULL;
 	urel_msg_free_recvs(m);
 	while (m->live) {
@@ -350,8 +359,29 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 	r->listed = false;
 }
 
+/* Move the requests reaped since the last call off the live list; under m->lock. */
+static void urel_msg_collect(struct urel_msg *m)
+{
+	struct urel_msg_req *r = __atomic_exchange_n(&m->reaped, NULL, __ATOMIC_ACQUIRE), *next;
+
+	for (; r; r = next) {
+		next = r->rnext;
+		urel_msg_req_unlink(m, r);
+		if (m->nspare >= UREL_MSG_SPARE_MAX) {
+			free(r);
+			continue;
+		}
+		r->lnext = m->spare;
+		m->spare = r;
+		m->nspare++;
+	}
+}
+
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
 {
+	/* Every new request frees the reaped ones, however it was allocated. */
+	if (__atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
+		urel_msg_collect(m);
 	r->lprev = NULL;
 	r->lnext = m->live;
 	if (m->live)
@@ -368,6 +398,41 @@ void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
 	if (r->lnext)
 		r->lnext->lprev = r->lprev;
 	r->lnext = r->lprev = NULL;
+}
+
+/* A zeroed request of @m; under m->lock. */
+struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
+{
+	struct urel_msg_req *r;
+
+	if (__atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
+		urel_msg_collect(m);
+	r = m->spare;
+	if (r) {
+		m->spare = r->lnext;
+		m->nspare--;
+		memset(r, 0, sizeof(*r));
+	} else {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
+	r->m = m;
+	return r;
+}
+
+/*
+ * The application is done with @r (reaped): no lock, it waits on the
+ * reaped stack for the next allocation (or close) to unlink it.
+ */
+void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
+{
+	struct urel_msg_req *head = __atomic_load_n(&m->reaped, __ATOMIC_RELAXED);
+
+	do
+		r->rnext = head;
+	while (!__atomic_compare_exchange_n(&m->reaped, &head, r, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
 }
 
 /* Released: urel_msg_test() reads done without the lock, then the status. */
@@ -578,6 +643,7 @@ static bool urel_msg_idle(const struct urel_msg *m, uint64_t now)
 	return !__atomic_load_n(&m->pend, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->reading.head, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->early_stalled, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->pin_again, __ATOMIC_RELAXED) &&
 	       now - __atomic_load_n(&m->last_ping_ms, __ATOMIC_RELAXED) < m->attr.keepalive_ms;
 }
 
@@ -602,6 +668,11 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
+	if (m->pin_again) {
+		m->pin_again = false;
+		m->pin_retry = true;
+		urel_msg_win_retry(m);
+	}
 	urel_msg_keepalive(m, now);
 	pthread_mutex_unlock(&m->lock);
 	return n;

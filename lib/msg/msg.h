@@ -114,6 +114,7 @@ struct urel_msg_req {
 	struct urel_msg *m;
 	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
 	struct urel_msg_req *lnext, *lprev; /* every request not yet reaped */
+	struct urel_msg_req *rnext; /* on the context's reaped stack */
 	uint8_t kind;
 	bool done;
 	bool listed;
@@ -122,6 +123,7 @@ struct urel_msg_req {
 	bool cts; /* send: the receiver asked for windows */
 	bool pin_wait; /* send: waits for pinned memory to be released */
 	bool nofin; /* receive: the sender failed and expects no FIN */
+	bool need_cts; /* receive: the request for windows is still to be sent */
 	struct urel_msg_win win[2];
 	const void *sbuf; /* send: the bytes */
 	size_t swant, reg_pos; /* send: bytes the receiver reads, registered so far */
@@ -174,6 +176,15 @@ struct urel_msg {
 	uint64_t dropped; /* malformed or unexpected protocol messages */
 	struct urel_msg_sink *sink;
 	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
+	/*
+	 * Reaped requests, pushed without the lock (atomic), still on the live
+	 * list: the next allocation under the lock unlinks them and keeps a
+	 * few as spares, so a request costs no allocation and its reap no
+	 * lock round trip.
+	 */
+	struct urel_msg_req *reaped;
+	struct urel_msg_req *spare; /* linked by lnext */
+	unsigned int nspare;
 	pthread_t thread; /* the progress thread, if attr.progress_thread == 1 */
 	bool stop; /* atomic: the progress thread ends */
 	unsigned int gets; /* RDMA gets in flight, all receives */
@@ -189,6 +200,7 @@ struct urel_msg {
 	unsigned long pinned; /* windows registered, all of matched messages */
 	unsigned long pin_waiters; /* sends waiting for one to be released */
 	bool pin_retry; /* one was released: waiters try again */
+	bool pin_again; /* atomic: an allocation failed, progress retries */
 };
 
 /* ctx.c */
@@ -203,6 +215,8 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
 void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
+struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
+void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 void urel_msg_put64(unsigned char *p, uint64_t v);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);

@@ -48,7 +48,7 @@ static void urel_msg_rndv_finish(struct urel_msg *m, struct urel_msg_req *r)
 }
 
 /* Piecewise reads: the window at @off was read whole; its sender unpins it. */
-static void urel_msg_send_wdone(struct urel_msg *m, struct urel_msg_req *r, uint64_t off)
+static int urel_msg_send_wdone(struct urel_msg *m, struct urel_msg_req *r, uint64_t off)
 {
 	unsigned char hdr[sizeof(struct urel_am_hdr) + 16];
 	struct urel_am_hdr h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_WDONE, 0, 0);
@@ -56,23 +56,49 @@ static void urel_msg_send_wdone(struct urel_msg *m, struct urel_msg_req *r, uint
 	memcpy(hdr, &h, sizeof(h));
 	urel_msg_put64(hdr + sizeof(h), r->sreq);
 	urel_msg_put64(hdr + sizeof(h) + 8, off);
-	if (urel_msg_post(m, r->st.peer, UREL_CHAN_CMD, hdr, sizeof(hdr), NULL, 0, NULL) &&
-	    !r->gerr)
-		r->gerr = -ENOBUFS;
+	return urel_msg_post(m, r->st.peer, UREL_CHAN_CMD, hdr, sizeof(hdr), NULL, 0, NULL);
 }
 
-/* A get of window @slot of @r landed @len bytes. Under m->lock. */
-static void urel_msg_win_landed(struct urel_msg *m, struct urel_msg_req *r, int slot, size_t len)
-{
-	struct urel_msg_win *w = &r->win[slot];
+static int urel_msg_send_cts(struct urel_msg *m, struct urel_msg_req *r);
 
-	w->got += len;
-	if (w->got < w->len)
+/*
+ * Send what a piecewise read owes its sender: the request for windows, and
+ * the release of each window read whole (the last is released by the FIN).
+ * One that could not be queued for lack of memory waits for the next
+ * progress pass. Under m->lock.
+ */
+static void urel_msg_win_owed(struct urel_msg *m, struct urel_msg_req *r)
+{
+	int ret;
+
+	if (r->gerr || urel_msg_peer_err(m, r->st.peer))
 		return;
-	/* The last window is released by the FIN. */
-	if (w->off + w->len < r->want && !r->gerr && !urel_msg_peer_err(m, r->st.peer))
-		urel_msg_send_wdone(m, r, w->off);
-	*w = (struct urel_msg_win){ 0 };
+	if (r->need_cts) {
+		ret = urel_msg_send_cts(m, r);
+		if (ret == -ENOMEM)
+			return;
+		r->need_cts = false;
+		if (ret) {
+			r->gerr = ret;
+			return;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		struct urel_msg_win *w = &r->win[i];
+
+		if (!w->used || w->got < w->len)
+			continue;
+		if (w->off + w->len < r->want) {
+			ret = urel_msg_send_wdone(m, r, w->off);
+			if (ret == -ENOMEM)
+				continue;
+			if (ret) {
+				r->gerr = ret;
+				return;
+			}
+		}
+		*w = (struct urel_msg_win){ 0 };
+	}
 }
 
 static void urel_msg_get_done(struct urel_request *cr, const struct urel_completion *c)
@@ -99,8 +125,10 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 		r->gerr = c->status;
 	else if (!c->status)
 		r->landed += c->len;
-	if (!c->status && g_slot >= 0)
-		urel_msg_win_landed(m, r, g_slot, c->len);
+	if (!c->status && g_slot >= 0) {
+		r->win[g_slot].got += c->len;
+		urel_msg_win_owed(m, r);
+	}
 	if (urel_msg_peer_fatal(c->status))
 		urel_msg_peer_failed(m, r->st.peer, c->status);
 	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
@@ -122,6 +150,8 @@ static int urel_msg_win_slot(const struct urel_msg_req *r, size_t pos)
 /* Post the gets the core has room for; under m->lock. */
 static void urel_msg_rndv_post(struct urel_msg *m, struct urel_msg_req *r)
 {
+	if (r->windowed)
+		urel_msg_win_owed(m, r);
 	while (!r->gerr && r->posted < r->want) {
 		size_t n = r->want - r->posted;
 		uint64_t rkey = r->rkey, roff = r->posted;
@@ -283,9 +313,7 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 	if (u->flags & UREL_MSG_F_WIN && r->want) {
 		r->windowed = true;
 		r->rid = ++m->next_id;
-		if (urel_msg_send_cts(m, r)) {
-			r->gerr = -ENOBUFS;
-		}
+		r->need_cts = true;
 	}
 	urel_msg_rndv_post(m, r);
 }
@@ -486,13 +514,13 @@ out:
 	return ret;
 }
 
+/* Under m->lock. */
 static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, size_t len)
 {
-	struct urel_msg_req *r = calloc(1, sizeof(*r));
+	struct urel_msg_req *r = urel_msg_req_alloc(m);
 
 	if (!r)
 		return NULL;
-	r->m = m;
 	r->kind = UREL_MSG_REQ_RECV;
 	r->buf = buf;
 	r->cap = len;
@@ -519,10 +547,12 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 
 	if (!m || !reqp || (!buf && len))
 		return -EINVAL;
-	r = urel_msg_recv_req(m, buf, len);
-	if (!r)
-		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
 	if (e) {
 		urel_msg_take(m, r, (struct urel_msg_handle *)e);
@@ -693,10 +723,12 @@ UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
 	if (!h || !reqp || (!buf && len))
 		return -EINVAL;
 	m = h->m;
-	r = urel_msg_recv_req(m, buf, len);
-	if (!r)
-		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
+	r = urel_msg_recv_req(m, buf, len);
+	if (!r) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
 	urel_msg_take(m, r, h);
 	urel_msg_req_link(m, r);
 	pthread_mutex_unlock(&m->lock);

@@ -9,18 +9,14 @@
 #include "../internal.h"
 #include "msg.h"
 
-/* Hand a completed request's status out and free it. */
+/* Hand a completed request's status out and give it back. */
 static int urel_msg_reap(struct urel_msg_req *r, struct urel_msg_status *st)
 {
-	struct urel_msg *m = r->m;
 	int err = r->st.error;
 
 	if (st)
 		*st = r->st;
-	pthread_mutex_lock(&m->lock);
-	urel_msg_req_unlink(m, r);
-	pthread_mutex_unlock(&m->lock);
-	free(r);
+	urel_msg_req_release(r->m, r);
 	return err;
 }
 

@@ -92,6 +92,17 @@ void urel_msg_fail_sends(struct urel_msg *m, urel_peer_t peer, int err)
 	urel_msg_win_retry(m);
 }
 
+static void urel_msg_send_init(struct urel_msg_req *r, urel_peer_t peer, size_t len, uint64_t tag,
+			       uint64_t data)
+{
+	r->kind = UREL_MSG_REQ_SEND;
+	r->peer = peer;
+	r->st.peer = peer;
+	r->st.tag = tag;
+	r->st.len = len;
+	r->st.data = data;
+}
+
 UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
 			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
 {
@@ -105,7 +116,7 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	unsigned char hdr[UREL_MSG_HDR_MAX];
 	bool sync = flags & UREL_MSG_SYNC, rndv;
 	struct urel_msg_peer *p;
-	struct urel_msg_req *r;
+	struct urel_msg_req *r = NULL;
 	struct urel_am_hdr h;
 	size_t hlen;
 	uint32_t seq;
@@ -113,16 +124,14 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 
 	if (!m || !reqp || peer == UREL_MSG_ANY_PEER || (!buf && len) || flags & ~UREL_MSG_SYNC)
 		return -EINVAL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->m = m;
-	r->kind = UREL_MSG_REQ_SEND;
-	r->peer = peer;
-	r->st.peer = peer;
-	r->st.tag = tag;
-	r->st.len = len;
-	r->st.data = data;
+	rndv = peer != UREL_MSG_SELF && len > m->attr.eager_max;
+	if (peer == UREL_MSG_SELF || rndv) {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		r->m = m;
+		urel_msg_send_init(r, peer, len, tag, data);
+	}
 	if (peer == UREL_MSG_SELF) {
 		pthread_mutex_lock(&m->lock);
 		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
@@ -136,8 +145,8 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		*reqp = r;
 		return 0;
 	}
-	rndv = len > m->attr.eager_max;
-	r->rndv = rndv;
+	if (rndv)
+		r->rndv = true;
 	/*
 	 * Too large to pin at once, or it did not fit under the memlock limit:
 	 * the receiver asks for windows. Without a limit, -ENOMEM is a failed
@@ -155,6 +164,15 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		r->sbuf = buf;
 	}
 	pthread_mutex_lock(&m->lock);
+	if (!rndv) {
+		/* Tiny and eager: a reaped request again, without a trip to malloc. */
+		r = urel_msg_req_alloc(m);
+		if (!r) {
+			pthread_mutex_unlock(&m->lock);
+			return -ENOMEM;
+		}
+		urel_msg_send_init(r, peer, len, tag, data);
+	}
 	p = urel_msg_peer(m, peer);
 	if (!p) {
 		ret = -ENOMEM;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -31,6 +32,30 @@ static bool urel_msg_can_lock(void)
 	if (syscall(SYS_capget, &h, d))
 		return false;
 	return d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK);
+}
+
+/*
+ * Whether the memlock limit refused @len more bytes, rather than an
+ * allocation failing: what the process has pinned (VmPin) plus @len over
+ * the limit. Unknown (the status file cannot be read) counts as not.
+ */
+static bool urel_msg_over_memlock(size_t len)
+{
+	unsigned long long kb = 0;
+	bool found = false;
+	struct rlimit rl;
+	char line[128];
+	FILE *f;
+
+	if (urel_msg_can_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "VmPin: %llu kB", &kb) == 1;
+	fclose(f);
+	return found && kb * 1024 + len > rl.rlim_cur;
 }
 
 /*
@@ -129,7 +154,8 @@ static void urel_msg_win_fail(struct urel_msg *m, struct urel_msg_req *r, int er
  * Register and announce the windows @r may hold. A window that does not fit
  * is halved down to UREL_MSG_WIN_MIN; if even that fails while windows of
  * ours are out, it waits for one to be read; with none out, nothing will
- * free memory, so the send fails. Under m->lock.
+ * free memory, so the send fails. A failed allocation only delays it.
+ * Under m->lock.
  */
 static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 {
@@ -149,11 +175,18 @@ static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 				break;
 			len /= 2;
 		}
-		if (ret == -ENOMEM && m->pinned) {
+		/*
+		 * Our own windows will be released as they are read; a failed
+		 * allocation passes (progress retries). Only the limit with
+		 * nothing of ours to release fails the send.
+		 */
+		if (ret == -ENOMEM && (m->pinned || !urel_msg_over_memlock(len))) {
 			if (!r->pin_wait) {
 				r->pin_wait = true;
 				m->pin_waiters++;
 			}
+			if (!m->pinned)
+				m->pin_again = true;
 			return;
 		}
 		if (ret) {
@@ -164,14 +197,25 @@ static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 			r->pin_wait = false;
 			m->pin_waiters--;
 		}
-		*w = (struct urel_msg_win){ .mr = mr, .off = r->reg_pos, .len = len };
-		m->pinned++;
-		r->reg_pos += len;
-		ret = urel_msg_win_announce(m, r, w->off, len, urel_mr_rkey(mr), 0);
+		ret = urel_msg_win_announce(m, r, r->reg_pos, len, urel_mr_rkey(mr), 0);
+		if (ret == -ENOMEM) {
+			/* Not even queued: progress registers and announces it again. */
+			urel_mr_dereg(mr);
+			if (!r->pin_wait) {
+				r->pin_wait = true;
+				m->pin_waiters++;
+			}
+			m->pin_again = true;
+			return;
+		}
 		if (ret) {
+			urel_mr_dereg(mr);
 			urel_msg_win_fail(m, r, ret);
 			return;
 		}
+		*w = (struct urel_msg_win){ .mr = mr, .off = r->reg_pos, .len = len };
+		m->pinned++;
+		r->reg_pos += len;
 	}
 }
 

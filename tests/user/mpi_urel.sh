@@ -8,27 +8,43 @@
 # a window reaches another rank through urel or not at all; and
 # tests/mpi/mpi_atomic_self.c on 3 ranks: compare-and-swap and fetch-and-op
 # to the rank's own window and to the others', on every window flavor.
-# Between them, an unprivileged 2-rank job under an 8 MiB memlock limit sends
-# 64 MiB messages (mpi_twosided big); "mpi_urel.sh big" runs only that job.
+# The 2-rank two-sided job runs as nobody under an 8 MiB memlock limit and
+# also sends 64 MiB messages (mpi_twosided big); "mpi_urel.sh big" runs only
+# that job.
 # For the one-sided runs, the provider logs (FI_LOG_LEVEL=info) how many
 # writes, reads and atomics each endpoint posted: none of the three may be 0.
 set -euo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/mpi_twosided
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false FI_PROVIDER_PATH=$USNIC_REL_BUILD/prov
 fails=0
+# run NP [nobody]: as nobody, under the usual 8 MiB memlock limit, the
+# program also sends 64 MiB messages (and 16 MiB ones two at a time), every
+# byte checked: Open MPI must not refuse them (max_msg_size), and the
+# library's rendezvous registers them piecewise instead of hanging.
 run() {
-	local np=$1 out
-	echo "mpirun -np $np --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel mpi_twosided"
-	if ! out=$(timeout 400 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+	local np=$1 user=${2:-} out rc=0 t0=$SECONDS
+	local pre=(env) args=() root=(--allow-run-as-root)
+	if [ "$user" = nobody ]; then
+		pre=(prlimit --memlock=8388608:8388608 setpriv --reuid=65534 --regid=65534
+			--clear-groups --inh-caps=-all env HOME=/tmp)
+		args=(big)
+		root=()
+		chmod 0666 /dev/usnic_rel
+	fi
+	echo "${user:+as $user, memlock 8 MiB: }mpirun -np $np --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel mpi_twosided ${args[*]}"
+	out=$(cd /tmp && timeout 400 "${pre[@]}" mpirun "${root[@]}" --oversubscribe -np "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
-		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "$prog" 2>&1); then
+		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "$prog" "${args[@]}" 2>&1) || rc=$?
+	[ "$user" = nobody ] && chmod 0600 /dev/usnic_rel
+	if [ $rc -ne 0 ]; then
 		echo "$out" | tail -40
-		echo "FAIL: mpirun -np $np"
+		echo "FAIL: mpirun -np $np ${user:+as $user} (rc $rc)"
 		fails=$((fails + 1))
 		return
 	fi
 	grep -E 'mtl:ofi:prov|mpi_twosided' <<<"$out" || true
-	grep -q "^mpi_twosided: $np ranks ok" <<<"$out" || {
+	echo "($((SECONDS - t0)) s)"
+	grep -q "^mpi_twosided: $np ranks ok${args:+ (with 64 MiB)}" <<<"$out" || {
 		echo "$out" | tail -40
 		echo "FAIL: -np $np: no success line"
 		fails=$((fails + 1))
@@ -38,41 +54,13 @@ run() {
 		fails=$((fails + 1))
 	}
 }
-if [ "${1:-}" != big ]; then
-	run 2
-	run 4
-	run 8
-fi
-
-# An unprivileged user under the usual 8 MiB memlock limit sends 64 MiB (and
-# 16 MiB messages two at a time): Open MPI must not refuse them, and the
-# library's rendezvous registers them piecewise instead of hanging.
-big_unprivileged() {
-	local out rc=0 t0=$SECONDS
-	echo "as nobody, memlock 8 MiB: mpirun -np 2 ... mpi_twosided big"
-	chmod 0666 /dev/usnic_rel
-	out=$(cd /tmp && timeout 300 prlimit --memlock=8388608:8388608 \
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		env HOME=/tmp mpirun --oversubscribe -np 2 \
-		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
-		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "$prog" big 2>&1) || rc=$?
-	chmod 0600 /dev/usnic_rel
-	echo "$(grep '^mpi_twosided' <<<"$out" || true) ($((SECONDS - t0)) s)"
-	grep -q '^mpi_twosided: 2 ranks ok (big)' <<<"$out" && [ $rc -eq 0 ] || {
-		echo "$out" | tail -40
-		echo "FAIL: unprivileged 64 MiB (rc $rc)"
-		fails=$((fails + 1))
-	}
-	grep -q 'mtl:ofi:provider: urel' <<<"$out" || {
-		echo "FAIL: unprivileged run: Open MPI did not select urel"
-		fails=$((fails + 1))
-	}
-}
-big_unprivileged
+run 2 nobody
 if [ "${1:-}" = big ]; then
 	[ "$fails" -eq 0 ] && echo "mpi_urel: ok"
 	exit "$fails"
 fi
+run 4
+run 8
 
 onesided() {
 	local np=$1 prog=${2:-mpi_onesided} out

@@ -22,7 +22,7 @@
  *               received with ANY_PEER, per-sender order checked;
  *   big         as an unprivileged user under an 8 MiB RLIMIT_MEMLOCK: one
  *               64 MiB message (far above the channel's max_msg and the
- *               limit), and four 8 MiB ones sent at once and received in
+ *               limit), and three 8 MiB ones sent at once and received in
  *               reverse order (more than the limit if each were pinned
  *               whole), go through, registered piecewise; under a 32 KiB
  *               limit, where not even one window can be pinned, the send
@@ -651,7 +651,7 @@ static void t_big(struct urt_job *j)
 	free(buf);
 }
 
-#define MANY 4
+#define MANY 3
 #define MANY_LEN (8u << 20)
 
 /* Several large messages at once, received in the opposite order. */

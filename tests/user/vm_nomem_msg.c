@@ -6,7 +6,8 @@
  * half pre-posted and half late (so they queue as unexpected). A call may
  * say -ENOMEM and is then retried; a message is never lost, reordered or
  * corrupted, and the receiver's counters show arrivals that were deferred
- * for lack of memory, none dropped.
+ * for lack of memory, none dropped. Then again with every rendezvous
+ * registered piecewise (UREL_MSG_RNDV_WINDOW).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@
 #include "urt_job.h"
 #include "urt_nomem.h"
 
-#define COUNT 600
+/* Messages per run; the piecewise run is shorter. */
+static unsigned int count = 600;
 #define BIG (96 * 1024)
 
 static const uint32_t sizes[] = { 0, 8, 200, 3000, 20000, BIG };
@@ -51,7 +53,7 @@ static void sender(struct urt_job *j)
 	struct urel_msg_req *req[4] = { 0 };
 	struct urel_msg_status st;
 
-	for (unsigned int i = 0; i < COUNT; i++) {
+	for (unsigned int i = 0; i < count; i++) {
 		unsigned int slot = i % 4;
 		unsigned int flags = i % 7 == 3 ? UREL_MSG_SYNC : 0;
 
@@ -83,7 +85,7 @@ static void receiver(struct urt_job *j)
 	struct urel_msg_status st;
 	struct urel_msg_stats ms;
 
-	for (unsigned int i = 0; i < COUNT; i += 2) {
+	for (unsigned int i = 0; i < count; i += 2) {
 		struct urel_msg_req *pre;
 
 		/* i is posted before it arrives, i + 1 after. */
@@ -126,6 +128,11 @@ static void run(struct urt_job *j)
 
 int main(void)
 {
+	if (urt_job_run(2, NULL, run, 500))
+		urt_failures++;
+	/* Again with rendezvous registered piecewise: a failed allocation only delays a window. */
+	setenv("UREL_MSG_RNDV_WINDOW", "16384", 1);
+	count = 180;
 	if (urt_job_run(2, NULL, run, 500))
 		urt_failures++;
 	return urt_done("vm_nomem_msg");
