@@ -435,7 +435,9 @@ static bool urel_osc_waits_on(const struct urel_win *w, int r)
 	if (t->rdma_out || t->am_out || (t->in_access && !t->posts) ||
 	    (t->in_exposure && !t->completes) || !t->region_done)
 		return true;
-	if (t->lock && !t->lock_nocheck && ((!t->granted && !t->lazy) || t->unlocking))
+	/* A lock refused (or failed) or released waits for nothing more. */
+	if (t->lock && !t->lock_nocheck && !t->lock_status &&
+	    ((!t->granted && !t->lazy) || (t->unlocking && !t->unlocked)))
 		return true;
 	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
 		if (f->target == r && !f->done)
@@ -450,13 +452,13 @@ static bool urel_osc_waits_on(const struct urel_win *w, int r)
  * (this failure reports them), so later calls among the living complete.
  * RDMA operations need nothing: the kernel fails them all. Under c->lock.
  */
-static bool urel_osc_waits_on_dead(struct urel_win *w)
+static bool urel_osc_waits_on_dead(struct urel_win *w, int only)
 {
 	bool dead = false;
 
 	if (!w->ctx->ndead)
 		return false;
-	for (int r = 0; r < w->size; r++) {
+	for (int r = only < 0 ? 0 : only; r < (only < 0 ? w->size : only + 1); r++) {
 		if (urel_osc_waits_on(w, r) && urel_osc_is_dead(w->ctx, w->t[r].peer)) {
 			w->t[r].am_out = 0;
 			dead = true;
@@ -559,7 +561,8 @@ static void urel_osc_debug(struct urel_win *w, unsigned int sleeps)
 	pthread_mutex_unlock(&w->ctx->lock);
 }
 
-int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg)
+static int urel_osc_wait_for(struct urel_win *w, int only,
+			     bool (*done)(struct urel_win *w, void *arg), void *arg)
 {
 	struct urel_osc_ctx *c = w->ctx;
 	unsigned int idle = 0, sleeps = 0;
@@ -573,7 +576,7 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		ok = done(w, arg);
-		dead = !ok && urel_osc_waits_on_dead(w);
+		dead = !ok && urel_osc_waits_on_dead(w, only);
 		pthread_mutex_unlock(&c->lock);
 		if (ok)
 			return 0;
@@ -604,4 +607,15 @@ int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg
 		if (n < 0 && n != -EINTR)
 			return n;
 	}
+}
+
+int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg)
+{
+	return urel_osc_wait_for(w, -1, done, arg);
+}
+
+int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
+		      void *arg)
+{
+	return urel_osc_wait_for(w, target, done, arg);
 }

@@ -165,11 +165,14 @@ static int urel_osc_acquire(struct urel_win *w, int target, int type)
 	}
 	ret = urel_osc_request_lock(w, target, type, 0);
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_granted, &target);
+		ret = urel_osc_wait_one(w, target, urel_osc_granted, &target);
 	return ret;
 }
 
-/* After the wait for a grant: the first failure, and the lock is then not held. */
+/*
+ * After the wait for a grant: the first failure, and the lock is then not
+ * held. Either way the threads waiting for it (lazy) may look now.
+ */
 static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, int ret)
 {
 	pthread_mutex_lock(&w->ctx->lock);
@@ -177,22 +180,47 @@ static int urel_osc_grant_result(struct urel_win *w, struct urel_osc_target *t, 
 		ret = t->lock_status; /* the target refused */
 	if (ret)
 		t->lock_status = ret;
+	t->acquiring = false;
 	pthread_mutex_unlock(&w->ctx->lock);
 	return ret;
+}
+
+void urel_osc_acquiring(struct urel_win *w, int target)
+{
+	w->t[target].lazy = false;
+	w->t[target].acquiring = true;
+}
+
+/* Another thread's request of the lazy lock has its answer. */
+static bool urel_osc_acquired(struct urel_win *w, void *arg)
+{
+	const struct urel_osc_target *t = &w->t[*(int *)arg];
+
+	return !t->acquiring || t->granted || t->lock_status;
 }
 
 int urel_osc_lazy_acquire(struct urel_win *w, int target)
 {
 	struct urel_osc_target *t = &w->t[target];
+	bool other;
 	int ret;
 
 	pthread_mutex_lock(&w->ctx->lock);
 	if (!t->lazy) {
-		ret = t->lock ? t->lock_status : 0;
+		other = t->acquiring;
+		pthread_mutex_unlock(&w->ctx->lock);
+		/*
+		 * Not granted yet: an operation now would reach the target
+		 * outside the lock, inside another origin's exclusive epoch.
+		 */
+		ret = other ? urel_osc_wait_one(w, target, urel_osc_acquired, &target) : 0;
+		pthread_mutex_lock(&w->ctx->lock);
+		if (!ret && t->lock)
+			ret = t->lock_status;
 		pthread_mutex_unlock(&w->ctx->lock);
 		return ret;
 	}
-	t->lazy = false;
+	urel_osc_acquiring(w, target);
 	pthread_mutex_unlock(&w->ctx->lock);
 	ret = urel_osc_acquire(w, target, t->lock);
 	return urel_osc_grant_result(w, t, ret);
@@ -230,6 +258,8 @@ UREL_API int urel_win_lock(struct urel_win *w, int lock_type, int target, unsign
 		t->lock_status = 0;
 		t->piggy_applied = false;
 		t->word = false;
+		t->word_unsure = false;
+		t->acquiring = false;
 		/* Remote and checked: requested by the first operation, or by the unlock. */
 		t->lazy = !nocheck && target != w->rank && w->lazy_locks;
 		if (w->sync.locks == 1)
@@ -288,6 +318,9 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	} else if (lazy) {
 		/* done through the word */
 	} else if (failed) {
+		/* A swap that failed here but landed there still holds the word: give it back. */
+		if (urel_osc_word_settle(w, target))
+			urel_osc_word_unlock(w, target);
 		ret = failed;
 	} else if (word) {
 		ret = urel_osc_word_unlock(w, target);
@@ -302,6 +335,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
 	t->lazy = false;
+	t->acquiring = false;
 	t->word = false;
 	t->lock_status = 0;
 	t->lock_nocheck = false;
@@ -333,6 +367,8 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 			w->t[r].granted = false;
 			w->t[r].lock_status = 0;
 			w->t[r].word = false;
+			w->t[r].word_unsure = false;
+			w->t[r].acquiring = false;
 			/* Taken on the lock word by the first operation to it, if any. */
 			w->t[r].lazy = urel_osc_word_eligible(w, r);
 		}
@@ -362,7 +398,7 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 UREL_API int urel_win_unlock_all(struct urel_win *w)
 {
 	struct urel_osc_sync next;
-	int all = -1, ret, err;
+	int ret, err;
 	bool nocheck;
 
 	if (!w)
@@ -382,10 +418,18 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 			w->t[r].unlocking = true;
 		}
 		pthread_mutex_unlock(&w->ctx->lock);
-		for (int r = 0; r < w->size && !ret; r++) {
+		/* Every target is released, whoever died: the first error is reported. */
+		for (int r = 0; r < w->size; r++) {
 			struct urel_osc_target *t = &w->t[r];
 			bool skip, word;
+			int rc = 0;
 
+			/* A failed swap may have landed all the same: ours to release. */
+			if (urel_osc_word_settle(w, r)) {
+				pthread_mutex_lock(&w->ctx->lock);
+				t->lock_status = 0;
+				pthread_mutex_unlock(&w->ctx->lock);
+			}
 			pthread_mutex_lock(&w->ctx->lock);
 			word = t->word;
 			/* Never taken (no operation, or its acquire failed): nothing to release. */
@@ -394,17 +438,25 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 			pthread_mutex_unlock(&w->ctx->lock);
 			if (skip)
 				continue;
-			if (!word) {
-				ret = urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
-				continue;
+			/* A death elsewhere cut the flush short: this target's first. */
+			if (err && r != w->rank)
+				rc = urel_osc_wait_one(
+					w, r, word ? urel_osc_ordered : urel_osc_quiet, &r);
+			if (!rc)
+				rc = word ? urel_osc_word_unlock(w, r)
+					  : urel_osc_release_lock(w, r, UREL_WIN_LOCK_SHARED);
+			if (rc || word) {
+				pthread_mutex_lock(&w->ctx->lock);
+				t->unlocked = true;
+				pthread_mutex_unlock(&w->ctx->lock);
 			}
-			ret = urel_osc_word_unlock(w, r);
-			pthread_mutex_lock(&w->ctx->lock);
-			t->unlocked = true;
-			pthread_mutex_unlock(&w->ctx->lock);
+			ret = ret ? ret : rc;
 		}
-		if (!ret)
-			ret = urel_osc_wait(w, urel_osc_unlocked, &all);
+		for (int r = 0; r < w->size; r++) {
+			int rc = r == w->rank ? 0 : urel_osc_wait_one(w, r, urel_osc_unlocked, &r);
+
+			ret = ret ? ret : rc;
+		}
 	}
 	pthread_mutex_lock(&w->ctx->lock);
 	for (int r = 0; r < w->size; r++) {
@@ -412,6 +464,7 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		w->t[r].lock_nocheck = false;
 		w->t[r].unlocking = false;
 		w->t[r].lazy = false;
+		w->t[r].acquiring = false;
 		w->t[r].word = false;
 		w->t[r].lock_status = 0;
 	}

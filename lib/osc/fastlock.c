@@ -4,15 +4,16 @@
  * lock word (lockword.c). An exclusive lock is one remote compare-and-swap
  * 0 -> OWNER(me), its release one OWNER(me) -> 0; a shared one adds our
  * reader bit to a word holding only readers, its release takes the bit
- * out. The target's kernel applies them, on the data channel after the
- * epoch's puts: the target process takes no part unless someone waits. A
- * swap that finds the word held otherwise (or marked) falls back to the
- * lock manager's request (FIFO); a release that finds WAITERS set tells
- * the manager, which hands the word on. NOCHECK and locks to ourselves keep
+ * out (the last one out of a word marked WAITERS tells the manager
+ * instead, which takes the bit out). The target's kernel applies them, on the data channel after
+ * the epoch's puts: the target process takes no part unless someone waits. A swap that finds the
+ * word held otherwise (or marked) falls back to the lock manager's request (FIFO); a release that
+ * finds WAITERS set tells the manager, which hands the word on. NOCHECK and locks to ourselves keep
  * to the manager, shared ones too in groups wider than the word has reader
  * bits. UREL_WIN_FAST_LOCK=0 turns this off. Shared locks take the word
- * only with UREL_WIN_FAST_SHARED=1: a review found races of readers
- * against the manager's hand-over (see the man page) still open.
+ * only with UREL_WIN_FAST_SHARED=1 (default off until it has run longer).
+ * A swap's wait fails only if its own target dies; a swap whose wait
+ * failed may still land, so unlock looks at its outcome (settle).
  */
 #include <errno.h>
 #include <string.h>
@@ -58,14 +59,16 @@ static int urel_osc_word_run(struct urel_win *w, int target, const struct urel_o
 	int ret = 0, posted = 0;
 
 	pthread_mutex_lock(&w->ctx->lock);
-	/* Known dead: nothing to post (its late failure would taint the next call). */
-	if (urel_osc_is_dead(w->ctx, w->t[target].peer)) {
-		pthread_mutex_unlock(&w->ctx->lock);
-		return UREL_WIN_ERR_PEER;
-	}
 	for (int i = 0; i < 2; i++) {
 		op[i] = want[i];
 		op[i].done = i >= n;
+	}
+	/* Known dead: nothing to post (its late failure would taint the next call). */
+	if (urel_osc_is_dead(w->ctx, w->t[target].peer)) {
+		op[0].done = op[1].done = true;
+		op[0].status = op[1].status = UREL_WIN_ERR_PEER;
+		pthread_mutex_unlock(&w->ctx->lock);
+		return UREL_WIN_ERR_PEER;
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	while (posted < n && !ret) {
@@ -73,11 +76,13 @@ static int urel_osc_word_run(struct urel_win *w, int target, const struct urel_o
 		posted += !ret;
 	}
 	pthread_mutex_lock(&w->ctx->lock);
-	for (int i = posted; i < n; i++)
+	for (int i = posted; i < n; i++) {
 		op[i].done = true; /* never posted */
+		op[i].status = -ECANCELED;
+	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (posted) {
-		int err = urel_osc_wait(w, urel_osc_word_done, op);
+		int err = urel_osc_wait_one(w, target, urel_osc_word_done, op);
 
 		ret = ret ? ret : err;
 	}
@@ -101,6 +106,38 @@ static int urel_osc_word_granted(struct urel_win *w, int target, uint64_t seen)
 	return 1;
 }
 
+/* A swap that may take the word failed to complete: unlock looks at its outcome. */
+static int urel_osc_word_failed(struct urel_win *w, int target, int ret)
+{
+	pthread_mutex_lock(&w->ctx->lock);
+	w->t[target].word_unsure = true;
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ret;
+}
+
+int urel_osc_word_settle(struct urel_win *w, int target)
+{
+	struct urel_osc_target *t = &w->t[target];
+	struct urel_osc_word_op *op = t->wop;
+	bool held;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	held = t->word_unsure;
+	t->word_unsure = false;
+	pthread_mutex_unlock(&w->ctx->lock);
+	/* Its target dead: nothing to give back. */
+	if (!held || urel_osc_wait_one(w, target, urel_osc_word_done, op))
+		return 0;
+	pthread_mutex_lock(&w->ctx->lock);
+	held = !op[0].status && op[0].old == op[0].compare && op[0].compare != op[0].swap;
+	if (held) {
+		t->word = true;
+		t->word_seen = op[0].swap;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	return held;
+}
+
 /* Our reader bit into a word that holds only readers: 1, or 0 to queue at the manager. */
 static int urel_osc_word_share(struct urel_win *w, int target)
 {
@@ -111,7 +148,7 @@ static int urel_osc_word_share(struct urel_win *w, int target)
 		int ret = urel_osc_word_run(w, target, op, 1, old);
 
 		if (ret)
-			return ret;
+			return urel_osc_word_failed(w, target, ret);
 		if (old[0] == guess)
 			return urel_osc_word_granted(w, target, guess | me);
 		if (!urel_osc_lw_readers_only(old[0]) || (old[0] & me))
@@ -131,7 +168,7 @@ int urel_osc_word_lock(struct urel_win *w, int target)
 		return urel_osc_word_share(w, target);
 	ret = urel_osc_word_run(w, target, op, 1, old);
 	if (ret)
-		return ret;
+		return urel_osc_word_failed(w, target, ret);
 	if (old[0])
 		return 0; /* held or waited for: the manager queues us */
 	return urel_osc_word_granted(w, target, me);
@@ -149,7 +186,7 @@ static int urel_osc_word_tell(struct urel_win *w, int target, int type)
 	ret = urel_osc_send(w->ctx, w->t[target].peer, UREL_CHAN_CMD, UREL_OSC_UNLOCK,
 			    UREL_OSC_F_WORD, &wi, NULL, 0);
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_word_unlocked, &target);
+		ret = urel_osc_wait_one(w, target, urel_osc_word_unlocked, &target);
 	return ret;
 }
 
@@ -169,29 +206,30 @@ static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
 /*
  * Take our reader bit out of a word last seen as @seen: the swap retries on
  * what it finds while other readers change it. The last reader out of a
- * marked word leaves WAITERS alone there and tells the manager.
+ * marked word leaves its bit in and tells the manager, which takes it out:
+ * if we die before, the bit names us and the manager takes it back.
  */
 static int urel_osc_word_unshare(struct urel_win *w, int target, uint64_t seen)
 {
-	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2];
+	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2], to;
 
 	for (;;) {
-		struct urel_osc_word_op op[2] = { { .compare = seen, .swap = seen & ~me } };
+		struct urel_osc_word_op op[2] = { { 0 } };
 		int ret;
 
 		/* Not ours any more: the target took it back, believing us dead. */
 		if (!(seen & me) || (seen & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL)))
 			return -EPROTO;
+		if (!urel_osc_lw_release_to(seen, me, &to))
+			return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
+		op[0] = (struct urel_osc_word_op){ .compare = seen, .swap = to };
 		ret = urel_osc_word_run(w, target, op, 1, old);
 		if (ret)
 			return ret;
 		if (old[0] == seen)
-			break;
+			return 0;
 		seen = old[0];
 	}
-	if ((seen & UREL_OSC_LW_WAITERS) && (seen & UREL_OSC_LW_READERS) == me)
-		return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
-	return 0;
 }
 
 int urel_osc_word_unlock(struct urel_win *w, int target)

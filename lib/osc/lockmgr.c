@@ -85,8 +85,13 @@ static void urel_osc_lock_grant_head(struct urel_osc_lockmgr *lm, struct urel_os
 		*tail = r;
 		tail = &r->next;
 	}
-	if (!lm->type && lm->word)
+	/* A queued request keeps the word held or marked: its release must come to us. */
+	if (lm->head || !lm->word)
+		return;
+	if (!lm->type)
 		urel_osc_lw_drop(lm->word);
+	/* A mark left by requests that went would make readers wait for readers. */
+	urel_osc_lw_unmark(lm->word);
 }
 
 int urel_osc_lock_release(struct urel_osc_lockmgr *lm, int type, struct urel_osc_lockreq **granted)
@@ -140,12 +145,13 @@ int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 	return 0;
 }
 
-int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted)
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, int origin,
+			       struct urel_osc_lockreq **granted)
 {
 	*granted = NULL;
-	if (!lm->word)
+	/* Not a reader (any more: taken back as dead): nothing to do, nobody else's bit. */
+	if (!lm->word || !urel_osc_lw_leave(lm->word, origin))
 		return -EINVAL;
-	/* Late (we took the word meanwhile) or early (readers remain): grants nothing. */
 	urel_osc_lock_grant_head(lm, granted);
 	return 0;
 }

@@ -15,8 +15,10 @@
  * MANAGED is in the word, no origin adds itself (a queued request is never
  * overtaken) and only the manager takes the word: the exclusive owner's
  * release fails and it tells the manager, which hands the word to the head
- * of its queue; the last reader clears its bit, leaving WAITERS alone, and
- * tells the manager, which takes it then. The kernel applies remote
+ * of its queue; the last reader leaves its bit in and tells the manager,
+ * which swaps it out: until then the word names the reader, so that one
+ * dying before its notice arrives is found and its bit taken back. The
+ * manager clears a mark once its queue empties. The kernel applies remote
  * atomics with the CPU's atomic instructions on the pinned page
  * (usnic_rel_mr_atomic: cmpxchg64), so these local atomics and the remote
  * ones are atomic against each other. The manager's calls run under the
@@ -100,6 +102,14 @@ void urel_osc_lw_unshare(uint64_t *word, uint64_t bit)
 	}
 }
 
+bool urel_osc_lw_release_to(uint64_t seen, uint64_t bit, uint64_t *to)
+{
+	if ((seen & UREL_OSC_LW_WAITERS) && (seen & UREL_OSC_LW_READERS) == bit)
+		return false;
+	*to = seen & ~bit;
+	return true;
+}
+
 void urel_osc_lw_mark(uint64_t *word)
 {
 	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -121,6 +131,32 @@ void urel_osc_lw_drop(uint64_t *word)
 	/* The last reader left while we had a queue, since emptied: nobody waits. */
 	v = UREL_OSC_LW_WAITERS;
 	urel_osc_lw_cas(word, &v, 0);
+}
+
+void urel_osc_lw_unmark(uint64_t *word)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	while ((v & UREL_OSC_LW_WAITERS) && (v & UREL_OSC_LW_READERS) &&
+	       !(v & (UREL_OSC_LW_MANAGED | UREL_OSC_LW_EXCL))) {
+		if (urel_osc_lw_cas(word, &v, v & ~UREL_OSC_LW_WAITERS))
+			return;
+	}
+}
+
+bool urel_osc_lw_leave(uint64_t *word, int r)
+{
+	uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE), to;
+
+	while (urel_osc_lw_reader(v, r)) {
+		to = v & ~UREL_OSC_LW_READER(r);
+		/* The last one out of a marked word: ours to pass to the queue. */
+		if (to == UREL_OSC_LW_WAITERS)
+			to = UREL_OSC_LW_MANAGED;
+		if (urel_osc_lw_cas(word, &v, to))
+			return true;
+	}
+	return false;
 }
 
 bool urel_osc_lw_handoff(uint64_t *word, int owner)

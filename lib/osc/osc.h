@@ -163,10 +163,12 @@ void urel_osc_lock_forget(struct urel_osc_lockmgr *lm, int origin,
 int urel_osc_lock_handoff(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
 /*
- * A reader through the lock word left it holding WAITERS alone: the word
- * passes to the queue's head (into *@granted) if no reader remains.
+ * Group rank @origin, the last reader through the lock word that WAITERS
+ * marked, leaves: its bit comes out and the word passes to the queue's head
+ * (into *@granted). -EINVAL when @origin holds no bit (nothing changes).
  */
-int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, struct urel_osc_lockreq **granted);
+int urel_osc_lock_readers_gone(struct urel_osc_lockmgr *lm, int origin,
+			       struct urel_osc_lockreq **granted);
 /* @origin died holding the lock word: taken back, the head granted; 0 when it did not hold it. */
 int urel_osc_lock_reclaim(struct urel_osc_lockmgr *lm, int origin,
 			  struct urel_osc_lockreq **granted);
@@ -194,6 +196,16 @@ bool urel_osc_lw_share(uint64_t *word, uint64_t bit);
 void urel_osc_lw_unshare(uint64_t *word, uint64_t bit);
 /* Manager: mark WAITERS on a word readers hold, so that no reader joins and the last tells us. */
 void urel_osc_lw_mark(uint64_t *word);
+/* Manager: its queue emptied: readers may join again (an owner's mark stays: it tells us). */
+void urel_osc_lw_unmark(uint64_t *word);
+/*
+ * Reader @bit leaving a word last seen as @seen: true and the value to swap
+ * in (*@to), or false when it is the last one out of a marked word, which
+ * leaves its bit in and tells the manager (urel_osc_lw_leave).
+ */
+bool urel_osc_lw_release_to(uint64_t seen, uint64_t bit, uint64_t *to);
+/* Manager: reader @r told us it leaves: its bit out (the last: the word is ours); false: none. */
+bool urel_osc_lw_leave(uint64_t *word, int r);
 /* Manager: take the word (true), or mark WAITERS on the holders' (false). */
 bool urel_osc_lw_take(uint64_t *word);
 /* Manager: nothing it granted is held any more: free the word if it is ours (or a stale mark). */
@@ -258,9 +270,11 @@ struct urel_osc_target {
 	bool granted, unlocked; /* replies seen */
 	bool unlocking; /* an unlock waits for its UNLOCK_ACK */
 	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
+	bool acquiring; /* a lazy lock asked for by one thread: the others' operations wait */
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
+	bool word_unsure; /* a swap taking the word failed to complete here: it may land still */
 	struct urel_osc_word_op wop[2]; /* the swaps in flight on it */
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
@@ -367,6 +381,12 @@ int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, u
 /* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
  */
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
+/*
+ * The same for what only @target answers: fails only if @target dies (a
+ * peer dead elsewhere in the window must not fail a live target's lock).
+ */
+int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
+		      void *arg);
 /* Errors of a completion that mean the peer is gone for good. */
 bool urel_osc_peer_fatal(int err);
 /* Remember that @peer died; under c->lock. */
@@ -401,13 +421,25 @@ bool urel_osc_word_eligible(const struct urel_win *w, int target);
 int urel_osc_word_lock(struct urel_win *w, int target);
 /* Release the word we hold (telling the manager if it queued requests); 0 or an error. */
 int urel_osc_word_unlock(struct urel_win *w, int target);
+/*
+ * A lock whose swap on the word failed here (the wait, not the swap): wait
+ * for the swap's outcome. 1: it landed, the lock is held through the word
+ * (release it); 0: not held.
+ */
+int urel_osc_word_settle(struct urel_win *w, int target);
 /* Take and release at once (an empty epoch): 0 done, 1 held by another, or an error. */
 int urel_osc_word_epoch(struct urel_win *w, int target);
 
 /* epoch.c */
 int urel_osc_flush_targets(struct urel_win *w, int target);
-/* A lazy lock on @target not yet requested: request it and wait for the grant. */
+/*
+ * A lazy lock on @target not yet requested: request it and wait for the
+ * grant; one another thread requests: wait for that grant. 0 or the
+ * lock's failure.
+ */
 int urel_osc_lazy_acquire(struct urel_win *w, int target);
+/* Under c->lock: the lazy lock on @target is being requested by this caller (rma.c piggy). */
+void urel_osc_acquiring(struct urel_win *w, int target);
 /* Under c->lock: @target's lock is lazy and not yet requested. */
 bool urel_osc_is_lazy(const struct urel_win *w, int target);
 /* Under c->lock: lazy, and the first operation rides in the lock request (no lock word). */

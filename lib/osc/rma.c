@@ -477,11 +477,12 @@ static int urel_osc_piggy(struct urel_win *w, int target, const struct urel_osc_
 
 	pthread_mutex_lock(&w->ctx->lock);
 	if (!t->lazy) {
-		ret = t->lock_status;
 		pthread_mutex_unlock(&w->ctx->lock);
+		/* Requested already (perhaps by another thread): once granted, sent as usual. */
+		ret = urel_osc_lazy_acquire(w, target);
 		return ret ? ret : 1;
 	}
-	t->lazy = false;
+	urel_osc_acquiring(w, target);
 	t->piggy_applied = false;
 	wi.lock_type = (uint8_t)t->lock;
 	if (flags & UREL_OSC_F_FETCH) {
@@ -500,6 +501,7 @@ static int urel_osc_piggy(struct urel_win *w, int target, const struct urel_osc_
 	if (!ret)
 		ret = urel_osc_wait(w, urel_osc_granted_one, &target);
 	pthread_mutex_lock(&w->ctx->lock);
+	t->acquiring = false;
 	if (!ret)
 		ret = t->lock_status;
 	if (ret)

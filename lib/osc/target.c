@@ -307,8 +307,9 @@ static int urel_osc_on_unlock(struct urel_win *w, int src, int type, unsigned in
 
 	if (flags & UREL_OSC_F_WORD) {
 		/* Its release found our WAITERS mark: the word passes to the queue. */
-		ret = type == UREL_WIN_LOCK_SHARED ? urel_osc_lock_readers_gone(&w->lm, &granted)
-						   : urel_osc_lock_handoff(&w->lm, src, &granted);
+		ret = type == UREL_WIN_LOCK_SHARED
+			      ? urel_osc_lock_readers_gone(&w->lm, src, &granted)
+			      : urel_osc_lock_handoff(&w->lm, src, &granted);
 		if (!ret)
 			urel_osc_grants(w, granted, tail);
 		return ret;

@@ -8,7 +8,8 @@
 # the window still worked among the survivors. A hang hits the timeout: failure.
 # Then tests/user/osc_origin_kill.c: an origin dies holding a lock (taken on
 # the target's lock word, then again from its manager), and the target's
-# progress thread gives the lock to the origin waiting behind it.
+# progress thread gives the lock to the origin waiting behind it; on the
+# word, a lock_all epoch beside the dead rank then gives every word back.
 set -uo pipefail
 prog=${USNIC_REL_BUILD:?}/tests/osc_kill
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +48,7 @@ origin_kill() {
 	local fast=$1 how=$2 log out rc
 	log=$(mktemp)
 	timeout 300 mpirun --allow-run-as-root --oversubscribe --enable-recovery \
-		-x UREL_WIN_LAZY_LOCK=0 -x UREL_WIN_FAST_LOCK="$fast" \
+		-x UREL_WIN_LAZY_LOCK=0 -x UREL_WIN_FAST_LOCK="$fast" -x UREL_WIN_FAST_SHARED="$fast" \
 		-np 3 "${USNIC_REL_BUILD}/tests/osc_origin_kill" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	out=$(cat "$log")
@@ -60,6 +61,10 @@ origin_kill() {
 		{ echo "FAIL: osc_origin_kill: the lock was not held $how"; fails=1; }
 	grep -q "^rank 0: the lock of the dead rank went to rank 1$" <<<"$out" ||
 		{ echo "FAIL: the dead origin's lock ($how) was not reclaimed"; fails=1; }
+	if [ "$fast" = 1 ]; then
+		grep -q "^rank 0: lock_all's word given back$" <<<"$out" ||
+			{ echo "FAIL: lock_all beside the dead rank left rank 0's word held"; fails=1; }
+	fi
 	grep -q "Sanitizer" <<<"$out" && { echo "FAIL: a sanitizer report"; fails=1; }
 }
 origin_kill 1 "through the word"

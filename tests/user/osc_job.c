@@ -13,12 +13,14 @@
  * exclusive-lock read-modify-write and shared-lock readers that must never
  * see a torn pair, lock to self, null targets and zero counts, every
  * misuse the window must refuse without changing its state, lazy locks
- * carrying their first operation (queued and discarded), a flood of
+ * carrying their first operation (queued and discarded) and their
+ * operations from several threads kept out of another's epoch, a flood of
  * accumulates held back by the target's credits, and no_locks windows
  * (locks refused locally and by a target, fence and PSCW still served).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -519,6 +521,108 @@ static void test_locks(struct urel_group *g)
 }
 
 /*
+ * Lazy locks under threads: rank 0 holds its own window exclusively while
+ * rank 1 locks it lazily (exclusive: by the lock word; shared: the first
+ * operation rides in the request) and threads put and accumulate in that
+ * one epoch. Only the first operation asks for the lock; the others must
+ * wait for its grant: none may land inside rank 0's epoch, which watches
+ * its memory for a while before it releases. Then every byte and the sum.
+ */
+#define LT_THREADS 4
+#define LT_OPS 6
+#define LT_BLOCK 64
+#define LT_WATCH_MS 1000
+
+struct lt_arg {
+	struct urel_win *w;
+	int idx, round, err;
+};
+
+static void *lt_main(void *p)
+{
+	struct lt_arg *a = p;
+	uint64_t one = 1;
+	uint8_t buf[LT_BLOCK];
+
+	for (int i = 0; i < LT_OPS && !a->err; i++) {
+		size_t at = (size_t)(a->idx * LT_OPS + i) * LT_BLOCK;
+
+		for (size_t k = 0; k < LT_BLOCK; k++)
+			buf[k] = pattern(a->idx + 1, at + k, a->round);
+		a->err = urel_win_put(a->w, buf, LT_BLOCK, 0, LT_BLOCK + at);
+		if (!a->err)
+			a->err = urel_win_accumulate(a->w, &one, 1, UREL_WIN_UINT64, 0, 0,
+						     UREL_WIN_SUM);
+	}
+	return NULL;
+}
+
+static void test_lazy_threads(struct urel_group *g)
+{
+	const size_t len = LT_BLOCK * (1 + LT_THREADS * LT_OPS);
+	static const int types[] = { UREL_WIN_LOCK_EXCLUSIVE, UREL_WIN_LOCK_SHARED };
+	struct urel_win *w;
+	uint8_t *mem;
+
+	OK(urel_win_allocate(g, len, 1, (void **)&mem, &w));
+	for (int round = 0; round < 2; round++) {
+		memset(mem, 0, len);
+		OK(urel_group_barrier(g));
+		if (rank == 0)
+			OK(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0));
+		OK(urel_group_barrier(g)); /* rank 0 holds its lock */
+		if (rank == 0) {
+			const volatile uint8_t *v = mem;
+			size_t changed = len;
+
+			for (int ms = 0; ms < LT_WATCH_MS && changed == len; ms += 10) {
+				usleep(10000);
+				for (size_t k = 0; k < len && changed == len; k++)
+					changed = v[k] ? k : len;
+			}
+			CHECK(changed == len,
+			      "round %d: byte %zu written inside rank 0's exclusive epoch", round,
+			      changed);
+			OK(urel_win_unlock(w, 0));
+		} else if (rank == 1) {
+			pthread_t th[LT_THREADS];
+			struct lt_arg a[LT_THREADS];
+
+			OK(urel_win_lock(w, types[round], 0, 0));
+			for (int i = 0; i < LT_THREADS; i++) {
+				a[i] = (struct lt_arg){ .w = w, .idx = i, .round = round };
+				CHECK(!pthread_create(&th[i], NULL, lt_main, &a[i]), "thread");
+			}
+			for (int i = 0; i < LT_THREADS; i++) {
+				pthread_join(th[i], NULL);
+				CHECK(!a[i].err, "round %d thread %d: %s", round, i,
+				      urel_strerror(a[i].err));
+			}
+			OK(urel_win_unlock(w, 0));
+		}
+		OK(urel_group_barrier(g));
+		if (rank != 0)
+			continue;
+		uint64_t sum;
+
+		memcpy(&sum, mem, sizeof(sum));
+		CHECK(sum == LT_THREADS * LT_OPS, "round %d: sum %llu", round,
+		      (unsigned long long)sum);
+		for (size_t at = 0; at < len - LT_BLOCK; at++) {
+			uint8_t want = pattern(1 + (int)(at / (LT_BLOCK * LT_OPS)), at, round);
+
+			if (mem[LT_BLOCK + at] != want) {
+				CHECK(0, "round %d: byte %zu is %u, want %u", round, at,
+				      mem[LT_BLOCK + at], want);
+				break;
+			}
+		}
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
+/*
  * Lazy locks (usnicrel_win(7)): every rank locks rank 0 exclusively and
  * its first operation (a fetch-and-op, an accumulate, a compare-and-swap
  * or a small put) rides in the lock request, then a non-atomic
@@ -536,12 +640,12 @@ static bool fast_locks(void)
 	return !v || strcmp(v, "0");
 }
 
-/* Shared ones too with UREL_WIN_FAST_SHARED=1 (default off). */
+/* Shared locks take it too only with UREL_WIN_FAST_SHARED=1. */
 static bool fast_shared(void)
 {
 	const char *v = getenv("UREL_WIN_FAST_SHARED");
 
-	return fast_locks() && v && strcmp(v, "0");
+	return v && atoi(v) != 0;
 }
 
 static void test_lazy(struct urel_group *g)
@@ -615,15 +719,13 @@ static void test_lazy(struct urel_group *g)
 	counts[1] = st.lock_queued - st0.lock_queued;
 	counts[2] = st.lock_discarded - st0.lock_discarded;
 	/*
-	 * With lock words, every epoch on them takes the word or queues: none
-	 * rides in a request. Without them for shared locks, the two shared
-	 * epochs of each iteration do.
+	 * With lock words, every epoch takes the word or queues: none rides in
+	 * a request; shared ones only with UREL_WIN_FAST_SHARED=1, else the
+	 * two shared epochs' first operations ride.
 	 */
-	if (rank != 0 && fast_shared())
-		CHECK(!counts[0], "%llu operations piggy-backed beside the lock word",
-		      (unsigned long long)counts[0]);
-	else if (rank != 0 && fast_locks())
-		CHECK(counts[0] >= (uint64_t)iters * 2, "only %llu shared operations piggy-backed",
+	if (rank != 0 && fast_locks())
+		CHECK(counts[0] == (fast_shared() ? 0 : (uint64_t)iters * 2),
+		      "%llu operations piggy-backed beside the lock word",
 		      (unsigned long long)counts[0]);
 	else if (rank != 0)
 		CHECK(counts[0] >= (uint64_t)iters * 4, "only %llu operations piggy-backed",
@@ -966,12 +1068,19 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(struct urel_group *g);
 	} cases[] = {
-		{ "misuse", test_misuse },     { "disp_unit", test_disp_unit },
-		{ "pscw", test_pscw },	       { "dynamic", test_dynamic },
-		{ "counter", test_counter },   { "cas_mutex", test_cas_mutex },
-		{ "locks", test_locks },       { "accumulate", test_accumulate },
-		{ "requests", test_requests }, { "lazy", test_lazy },
-		{ "flood", test_flood },       { "no_locks", test_no_locks },
+		{ "misuse", test_misuse },
+		{ "disp_unit", test_disp_unit },
+		{ "pscw", test_pscw },
+		{ "dynamic", test_dynamic },
+		{ "counter", test_counter },
+		{ "cas_mutex", test_cas_mutex },
+		{ "locks", test_locks },
+		{ "accumulate", test_accumulate },
+		{ "requests", test_requests },
+		{ "lazy", test_lazy },
+		{ "lazy_threads", test_lazy_threads },
+		{ "flood", test_flood },
+		{ "no_locks", test_no_locks },
 	};
 	verbose = getenv("OSC_JOB_VERBOSE") != NULL;
 	if (verbose)

@@ -14,9 +14,16 @@
  * (a lock there fails with UREL_WIN_ERR_PEER), the two meet by messages and
  * free the window (UREL_WIN_ERR_PEER: a member is dead). Each survivor
  * prints "rank R: ok" only when all of that held.
+ *
+ * With UREL_WIN_FAST_SHARED=1, rank 1 then opens a lock_all epoch with the
+ * dead rank still in the window: a put to it fails, one to rank 0 (its
+ * shared lock taken on rank 0's lock word) must not, and unlock_all must
+ * give rank 0's word back, which rank 0 shows by locking itself
+ * exclusively and finding the put.
  */
 #include <arpa/inet.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,9 +32,11 @@
 enum {
 	W_FENCE = 0,
 	W_ACC = 1,
+	W_ALL = 2,
 	W_WORDS = 4,
 	TAG_HELD = 5,
-	TAG_DONE = 6
+	TAG_DONE = 6,
+	TAG_ALL = 7
 };
 
 static int me;
@@ -80,6 +89,8 @@ int main(void)
 	struct urel_win *w;
 	struct urel_ep *ep;
 	int64_t *mem, v, got;
+	const char *fs = getenv("UREL_WIN_FAST_SHARED");
+	bool fast_shared = fs && atoi(fs) != 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	CHECK(inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr) == 1);
@@ -124,6 +135,23 @@ int main(void)
 		/* Rank 1 finds the dead rank itself: locks there fail. */
 		EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 2, 0), UREL_WIN_ERR_PEER);
 		recv_word(g, 0, TAG_DONE);
+		if (fast_shared) {
+			int acc, flushed;
+
+			/* Known dead by a send (the word's swaps only fail): as a ping finds it. */
+			EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 2, UREL_WIN_MODE_NOCHECK), 0);
+			acc = urel_win_accumulate(w, &one, 1, UREL_WIN_INT64, 2, W_ACC,
+						  UREL_WIN_SUM);
+			flushed = urel_win_unlock(w, 2);
+			CHECK(acc == UREL_WIN_ERR_PEER || flushed == UREL_WIN_ERR_PEER);
+			v = 77;
+			EXPECT(urel_win_lock_all(w, 0), 0);
+			EXPECT(urel_win_put(w, &v, sizeof(v), 2, W_ALL), UREL_WIN_ERR_PEER);
+			EXPECT(urel_win_put(w, &v, sizeof(v), 0, W_ALL), 0);
+			EXPECT(urel_win_unlock_all(w), 0);
+			printf("rank 1: lock_all beside the dead rank\n");
+			send_word(g, 0, TAG_ALL);
+		}
 	} else {
 		recv_word(g, 1, TAG_DONE);
 		CHECK(__atomic_load_n(&mem[W_ACC], __ATOMIC_ACQUIRE) == 11);
@@ -131,6 +159,14 @@ int main(void)
 		CHECK(st.locks_reclaimed == 1);
 		printf("rank 0: the lock of the dead rank went to rank 1\n");
 		send_word(g, 1, TAG_DONE);
+		if (fast_shared) {
+			recv_word(g, 1, TAG_ALL);
+			/* Granted only if rank 1's reader bit left our word. */
+			EXPECT(urel_win_lock(w, UREL_WIN_LOCK_EXCLUSIVE, 0, 0), 0);
+			CHECK(mem[W_ALL] == 77);
+			EXPECT(urel_win_unlock(w, 0), 0);
+			printf("rank 0: lock_all's word given back\n");
+		}
 	}
 	EXPECT(urel_win_free(w), UREL_WIN_ERR_PEER);
 	printf("rank %d: ok\n", me);

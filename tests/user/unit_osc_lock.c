@@ -13,6 +13,7 @@
  * out hands it to the manager, and a dead reader's bit is taken back.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -363,12 +364,16 @@ static void check_word_random(void)
 				shared++;
 			}
 		} else if (roll == 9 && readers) {
-			uint64_t bit = readers & -readers, v = word;
+			uint64_t bit = readers & -readers, v = word, to;
 
-			URT_CHECK_EQ(remote_cas(&word, v, v & ~bit), v);
 			readers &= ~bit;
-			if ((v & W) && (v & UREL_OSC_LW_READERS) == bit) {
-				URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+			if (urel_osc_lw_release_to(v, bit, &to)) {
+				URT_CHECK_EQ(remote_cas(&word, v, to), v);
+			} else {
+				/* The last one out of a marked word: the manager takes its bit. */
+				URT_CHECK_EQ(
+					urel_osc_lock_readers_gone(&lm, __builtin_ctzll(bit), &g),
+					0);
 				gone++;
 			}
 		} else if (roll < 2 && owner < 0) {
@@ -441,7 +446,7 @@ static void check_word_random(void)
 
 static void check_word_shared(void)
 {
-	uint64_t word = 0;
+	uint64_t word = 0, v;
 	struct urel_osc_lockmgr lm = { .word = &word };
 	struct urel_osc_lockreq *x3 = req(EX, 3), *s4 = req(SH, 4), *g;
 
@@ -459,17 +464,20 @@ static void check_word_shared(void)
 	/* Marked: no reader may join any more, a shared request queues behind x3. */
 	URT_CHECK(!urel_osc_lw_readers_only(word));
 	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 0);
-	/* Reader 1 leaves; early word from it is harmless. */
-	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(2) | W, RD(2) | W), RD(1) | RD(2) | W);
-	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
-	URT_CHECK(!g && word == (RD(2) | W) && !lm.type);
-	/* The last reader out leaves the mark alone and tells the manager: x3 first. */
-	URT_CHECK_EQ(remote_cas(&word, RD(2) | W, W), RD(2) | W);
-	URT_CHECK_EQ(remote_cas(&word, 0, OWN(5)), W);
-	URT_CHECK_EQ(remote_cas(&word, 0, RD(5)), W);
-	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	/* Reader 1 leaves by its own swap: another remains. */
+	URT_CHECK(urel_osc_lw_release_to(RD(1) | RD(2) | W, RD(1), &v));
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(2) | W, v), RD(1) | RD(2) | W);
+	URT_CHECK(!lm.type && word == (RD(2) | W));
+	/* The last reader out leaves its bit in and tells the manager: x3 first. */
+	URT_CHECK(!urel_osc_lw_release_to(RD(2) | W, RD(2), &v));
+	URT_CHECK_EQ(remote_cas(&word, 0, OWN(5)), RD(2) | W);
+	URT_CHECK_EQ(remote_cas(&word, 0, RD(5)), RD(2) | W);
+	/* A notice from a rank holding no bit (spoofed, or late) changes nothing. */
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 1, &g), -EINVAL);
+	URT_CHECK(!g && word == (RD(2) | W) && lm.head == x3);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 2, &g), 0);
 	URT_CHECK(g == x3 && !x3->next && word == M && lm.type == EX);
-	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0); /* late: nothing */
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 2, &g), -EINVAL); /* twice */
 	URT_CHECK(!g && word == M && lm.type == EX);
 	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
 	URT_CHECK(g == s4 && word == M);
@@ -487,7 +495,7 @@ static void check_word_shared(void)
 	URT_CHECK_EQ(remote_cas(&word, RD(6) | W, W), M);
 	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
 	URT_CHECK(!g && word == 0);
-	/* The last reader out after the queue emptied: the stale mark is cleared. */
+	/* The last reader's notice crossing the queue's emptying: its bit still comes out. */
 	word = RD(2);
 	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
 	URT_CHECK_EQ(word, RD(2) | W);
@@ -497,8 +505,8 @@ static void check_word_shared(void)
 		urel_osc_lock_forget(&lm, 3, &gone, &g);
 		URT_CHECK(gone == x3 && !g);
 	}
-	URT_CHECK_EQ(remote_cas(&word, RD(2) | W, W), RD(2) | W);
-	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK_EQ(word, RD(2)); /* nobody waits: no mark */
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 2, &g), 0);
 	URT_CHECK(!g && word == 0);
 	/* The word holds reader bits only below the limit, and never as an owner. */
 	URT_CHECK(!urel_osc_lw_holds(RD(1), UREL_OSC_LW_READERS_MAX));
@@ -529,8 +537,7 @@ static void check_word_mgr_shared(void)
 	/* Our release first: origin 1 still reads, x3 waits for its notice. */
 	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
 	URT_CHECK(!g && !lm.by_bit && word == (RD(1) | W));
-	URT_CHECK_EQ(remote_cas(&word, RD(1) | W, W), RD(1) | W);
-	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, &g), 0);
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 1, &g), 0);
 	URT_CHECK(g == x3 && word == M && lm.type == EX);
 	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
 	URT_CHECK(g == s4 && word == M && !lm.by_bit);
@@ -547,8 +554,132 @@ static void check_word_mgr_shared(void)
 	free(s4);
 }
 
+/*
+ * The last reader out of a marked word dies before its notice reaches the
+ * manager: its bit, still in the word, names it, so the watch pings it and
+ * takes it back, and the queued exclusive request is granted.
+ */
+static void check_word_dead_last_reader(void)
+{
+	uint64_t word = RD(1), to;
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(9) };
+	struct urel_osc_lockreq *x3 = req(EX, 3), *g;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(1) | W);
+	/* Reader 1 leaves: no swap of its own, only the notice (lost: it died). */
+	URT_CHECK(!urel_osc_lw_release_to(word, RD(1), &to));
+	URT_CHECK(urel_osc_lw_holds(word, 1)); /* what the watch pings */
+	URT_CHECK_EQ(urel_osc_lock_reclaim(&lm, 1, &g), 1);
+	URT_CHECK(g == x3 && word == M && lm.type == EX);
+	/* Its notice after all (a false death): refused, nothing changes. */
+	URT_CHECK_EQ(urel_osc_lock_readers_gone(&lm, 1, &g), -EINVAL);
+	URT_CHECK(!g && word == M && lm.type == EX);
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, EX, &g), 0);
+	URT_CHECK(!g && word == 0);
+	free(x3);
+}
+
+/*
+ * The only queued request went (its origin died): the mark it left must go
+ * too, else shared requests wait for the readers holding the word and no
+ * reader may join it.
+ */
+static void check_word_stale_mark(void)
+{
+	uint64_t word = RD(1);
+	struct urel_osc_lockmgr lm = { .word = &word, .reader_bit = RD(9) };
+	struct urel_osc_lockreq *x3 = req(EX, 3), *s4 = req(SH, 4), *gone, *g;
+
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK_EQ(word, RD(1) | W);
+	urel_osc_lock_forget(&lm, 3, &gone, &g);
+	URT_CHECK(gone == x3 && !g && !lm.head);
+	URT_CHECK_EQ(word, RD(1));
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, s4), 1); /* beside reader 1 at once */
+	URT_CHECK(lm.by_bit && word == (RD(1) | RD(9)));
+	URT_CHECK_EQ(remote_cas(&word, RD(1) | RD(9), RD(1) | RD(5) | RD(9)), RD(1) | RD(9));
+	/* The same with our own bit in: a waiter that went leaves readers free to join. */
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	URT_CHECK(word & W);
+	urel_osc_lock_forget(&lm, 3, &gone, &g);
+	URT_CHECK(gone == x3 && !g && word == (RD(1) | RD(5) | RD(9)));
+	URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+	URT_CHECK(!g && !lm.by_bit && word == (RD(1) | RD(5)));
+	/* An owner's mark stays: its release must still come to us. */
+	word = OWN(6);
+	URT_CHECK_EQ(urel_osc_lock_acquire(&lm, x3), 0);
+	urel_osc_lock_forget(&lm, 3, &gone, &g);
+	URT_CHECK(gone == x3 && !g && word == (OWN(6) | W));
+	URT_CHECK_EQ(urel_osc_lock_handoff(&lm, 6, &g), 0);
+	URT_CHECK(!g && word == 0);
+	free(x3);
+	free(s4);
+}
+
+/*
+ * Another thread plays a remote writer taking the last reader bit out of a
+ * marked word while the manager releases its own shared hold beside it:
+ * however the two interleave, a queued exclusive request keeps the word
+ * from being free (else an origin's swap 0 -> OWNER overtakes it).
+ */
+static uint64_t race_word;
+static int race_gen;
+
+static void *race_remote(void *arg)
+{
+	int seen = 0;
+
+	(void)arg;
+	for (;;) {
+		int gen;
+		uint64_t v = RD(1) | W;
+
+		while ((gen = __atomic_load_n(&race_gen, __ATOMIC_ACQUIRE)) == seen)
+			;
+		if (gen < 0)
+			return NULL;
+		seen = gen;
+		while (!__atomic_compare_exchange_n(&race_word, &v, W, false, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST)) {
+			if (!(v & RD(1)))
+				break;
+			v = RD(1) | W;
+		}
+	}
+}
+
+static void check_word_release_race(void)
+{
+	pthread_t th;
+	long free_with_queue = 0, n = 50000;
+
+	URT_CHECK_EQ(pthread_create(&th, NULL, race_remote, NULL), 0);
+	for (long i = 0; i < n && !urt_failures; i++) {
+		struct urel_osc_lockmgr lm = { .word = &race_word, .reader_bit = RD(9) };
+		struct urel_osc_lockreq s2 = { .type = SH, .origin = 2 },
+					x3 = { .type = EX, .origin = 3 }, *g;
+
+		__atomic_store_n(&race_word, RD(1), __ATOMIC_SEQ_CST);
+		URT_CHECK_EQ(urel_osc_lock_acquire(&lm, &s2), 1); /* by our bit */
+		URT_CHECK_EQ(urel_osc_lock_acquire(&lm, &x3), 0); /* marks the word */
+		__atomic_store_n(&race_gen, (int)(i + 1), __ATOMIC_RELEASE);
+		URT_CHECK_EQ(urel_osc_lock_release(&lm, SH, &g), 0);
+		while (__atomic_load_n(&race_word, __ATOMIC_SEQ_CST) & RD(1))
+			;
+		if (!g && lm.head == &x3 && !__atomic_load_n(&race_word, __ATOMIC_SEQ_CST))
+			free_with_queue++;
+	}
+	__atomic_store_n(&race_gen, -1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	URT_CHECK_EQ(free_with_queue, 0);
+}
+
 int main(void)
 {
+	check_word_release_race();
+	check_word_dead_last_reader();
+	check_word_stale_mark();
 	check_word_mgr_shared();
 	check_word_shared();
 	check_word_take();
