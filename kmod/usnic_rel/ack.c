@@ -87,7 +87,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);
 	}
-	usnic_rel_rtx_timer_arm(peer, res.freed || rnr || backed_off);
+	usnic_rel_rtx_timer_arm(peer, (res.freed || rnr || backed_off) &&
+				!usnic_rel_conn_other_overdue(conn,
+							      pkt->channel));
 }
 
 /* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */

@@ -221,6 +221,8 @@ void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 /* timers.c */
 void usnic_rel_timers_init(struct usnic_rel_peer *peer);
 void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart);
+bool usnic_rel_conn_other_overdue(const struct usnic_rel_conn *conn,
+				  unsigned int chan);
 void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
 			    bool now);
 void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer);

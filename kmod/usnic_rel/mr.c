@@ -23,6 +23,7 @@
  * file do not wait behind a large registration.
  */
 #include <linux/mm.h>
+#include <linux/hugetlb_inline.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -243,27 +244,70 @@ static int usnic_rel_mr_insert(struct usnic_rel_ctx *ctx, struct usnic_rel_mr *m
 }
 
 /*
- * A read-only pin of anonymous memory never written yet holds the shared
- * zero page: the process's first write then maps a page of its own, and
- * peers would go on reading zeros. Where the mapping can be written, pin
- * a page of its own in place of the zero page (as a write fault would
- * make it); where it cannot, the zero page is what it holds.
+ * Before Linux 6.2 a read-only long-term pin takes the page the mapping
+ * shows now, even where the process's next write replaces it (copy on
+ * write): the shared zero page, small or huge, of memory never written,
+ * or the file's page in a private file mapping. Peers would go on reading
+ * that page after the process wrote. In such mappings pin the page a
+ * write fault gives the process instead, as later kernels do themselves
+ * (then this finds nothing to do). @pages holds @n pins from @addr on;
+ * each stays pinned, replaced or not, whatever this returns.
  */
-static void usnic_rel_mr_unshare_zero(struct page **pages, unsigned long n,
-				      unsigned long addr, unsigned int gup_flags)
+static int usnic_rel_mr_unshare(struct page **pages, unsigned long n,
+				unsigned long addr, unsigned int gup_flags)
 {
-	unsigned long i;
-	struct page *own;
+	struct mm_struct *mm = current->mm;
+	struct page **fresh = NULL;
+	unsigned long i = 0, run;
+	int ret = 0;
 
-	for (i = 0; i < n; i++, addr += PAGE_SIZE) {
-		if (!is_zero_pfn(page_to_pfn(pages[i])))
+	while (i < n) {
+		unsigned long at = addr + i * PAGE_SIZE;
+		unsigned int flags = gup_flags | FOLL_WRITE;
+		struct vm_area_struct *vma;
+		bool cow;
+
+		if (PageAnon(pages[i])) {
+			i++;
 			continue;
-		if (pin_user_pages_fast(addr, 1, gup_flags | FOLL_WRITE,
-					&own) != 1)
+		}
+		for (run = 1; i + run < n && !PageAnon(pages[i + run]); run++)
+			;
+		mmap_read_lock(mm);
+		vma = vma_lookup(mm, at);
+		cow = vma && is_cow_mapping(vma->vm_flags);
+		if (vma)
+			run = min(run, (vma->vm_end - at) >> PAGE_SHIFT);
+		/* Not writable: forced, as ptrace writes; hugetlb takes no force. */
+		if (cow && !(vma->vm_flags & VM_WRITE)) {
+			if (is_vm_hugetlb_page(vma))
+				cow = false;
+			flags |= FOLL_FORCE;
+		}
+		mmap_read_unlock(mm);
+		if (!cow) {
+			i += run;
 			continue;
-		unpin_user_page(pages[i]);
-		pages[i] = own;
+		}
+		if (!fresh) {
+			fresh = kmalloc_array(n, sizeof(*fresh), GFP_KERNEL);
+			if (!fresh)
+				return -ENOMEM;
+		}
+		ret = pin_user_pages_fast(at, run, flags, fresh);
+		if (ret != run) {
+			if (ret > 0)
+				unpin_user_pages(fresh, ret);
+			ret = ret < 0 ? ret : -EFAULT;
+			break;
+		}
+		ret = 0;
+		unpin_user_pages(pages + i, run);
+		memcpy(pages + i, fresh, run * sizeof(*fresh));
+		i += run;
 	}
+	kfree(fresh);
+	return ret;
 }
 
 /* Pin the pages of @mr for @ep. Runs without ctx->lock: it may take long. */
@@ -271,22 +315,25 @@ static int usnic_rel_mr_pin(struct usnic_rel_ep *ep, struct usnic_rel_mr *mr,
 			    unsigned long start, unsigned int gup_flags,
 			    unsigned long *pinned)
 {
-	int ret;
+	unsigned long at;
+	int got, ret;
 
 	while (*pinned < mr->npages) {
-		ret = pin_user_pages_fast(start + *pinned * PAGE_SIZE,
-					  min(mr->npages - *pinned,
-					      USNIC_REL_PIN_CHUNK),
+		at = start + *pinned * PAGE_SIZE;
+		got = pin_user_pages_fast(at, min(mr->npages - *pinned,
+						  USNIC_REL_PIN_CHUNK),
 					  gup_flags, mr->pages + *pinned);
-		if (ret <= 0)
-			return ret ?: -EFAULT;
-		if (!(gup_flags & FOLL_WRITE))
-			usnic_rel_mr_unshare_zero(mr->pages + *pinned, ret,
-						  start + *pinned * PAGE_SIZE,
-						  gup_flags);
-		*pinned += ret;
+		if (got <= 0)
+			return got ?: -EFAULT;
+		*pinned += got;
+		if (!(gup_flags & FOLL_WRITE)) {
+			ret = usnic_rel_mr_unshare(mr->pages + *pinned - got,
+						   got, at, gup_flags);
+			if (ret)
+				return ret;
+		}
 		/* A test may hold us here (fault.c), after the first pages. */
-		if (*pinned == (unsigned long)ret && usnic_rel_fault_pin_wait(ep))
+		if (*pinned == (unsigned long)got && usnic_rel_fault_pin_wait(ep))
 			return -EINTR;
 		if (fatal_signal_pending(current))
 			return -EINTR;

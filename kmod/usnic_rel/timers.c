@@ -103,6 +103,27 @@ static void usnic_rel_probe(struct usnic_rel_peer *peer)
 }
 
 /*
+ * Is a channel other than @chan still waiting, a whole RTO after its oldest
+ * packet last went out? The connection's one timer serves both channels:
+ * progress on @chan must not push it back then, or a tail lost on the
+ * other channel would never be probed nor timed out for as long as @chan
+ * keeps making progress. Caller holds conn->lock.
+ */
+bool usnic_rel_conn_other_overdue(const struct usnic_rel_conn *conn,
+				  unsigned int chan)
+{
+	u64 rto_ns = (u64)usnic_rel_rto_current_us(&conn->rto) * NSEC_PER_USEC;
+	u64 now = ktime_get_ns();
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (i != chan &&
+		    usnic_rel_txwin_overdue(&conn->chan[i].tx, now, rto_ns))
+			return true;
+	return false;
+}
+
+/*
  * Has a packet waited for its acknowledgment past stall_timeout_ms? Not
  * while the peer says it has no buffers for it (F_RNR): a rank computing
  * without posting receives is slow, and retry_limit still catches a peer
@@ -134,6 +155,12 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	int i;
 
 	spin_lock(&conn->lock);
+	/*
+	 * Rearmed while this expiry waited for the lock (an ACK's progress):
+	 * the new expiry replaces this one.
+	 */
+	if (hrtimer_is_queued(t))
+		goto out;
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;

@@ -154,6 +154,21 @@ static inline u64 usnic_rel_txwin_oldest_ns(const struct usnic_rel_txwin *w)
 	return w->slots[w->una & (w->cap - 1)].first_ns;
 }
 
+/*
+ * Has the oldest packet in flight waited more than @rto_ns since it last
+ * went out, at @now_ns? (A packet is stamped when pushed, never 0.)
+ */
+static inline bool usnic_rel_txwin_overdue(const struct usnic_rel_txwin *w,
+					   u64 now_ns, u64 rto_ns)
+{
+	u64 sent;
+
+	if (!usnic_rel_txwin_inflight(w))
+		return false;
+	sent = w->slots[w->una & (w->cap - 1)].sent_ns;
+	return now_ns > sent && now_ns - sent > rto_ns;
+}
+
 /* When in-flight @seq was last (re)transmitted. */
 static inline u64 usnic_rel_txwin_sent_ns(const struct usnic_rel_txwin *w,
 					  u32 seq)

@@ -370,6 +370,38 @@ static void txwin_early_retransmit(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/*
+ * The connection's one retransmit timer must not be pushed back by one
+ * channel's progress while the other's oldest packet waits past the RTO:
+ * overdue counts from that packet's last transmission.
+ */
+static void txwin_overdue_from_last_send(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	tw_init(test, &w, 16, 100);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 1000000, 10));
+	tw_send(test, &w, 3, 1000);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 1500, 500));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_overdue(&w, 1501, 500));
+	/* A clock read before the stamp (another CPU) is not overdue. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 900, 0));
+	/* Resent: the wait starts again. */
+	usnic_rel_txwin_retransmitted(&w, 100, 3000);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 3400, 500));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_overdue(&w, 3600, 500));
+	/* The head acknowledged: the next packet's own send time counts. */
+	tw_send(test, &w, 1, 5000);
+	usnic_rel_txwin_ack(&w, 103, 0, true, 5100, &res);
+	KUNIT_EXPECT_EQ(test, res.freed, 3);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 5400, 500));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_overdue(&w, 5600, 500));
+	usnic_rel_txwin_ack(&w, 104, 0, true, 5700, &res);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_overdue(&w, 1000000, 500));
+	usnic_rel_txwin_destroy(&w);
+}
+
 static void txwin_timeout_resends_unsacked(struct kunit *test)
 {
 	static const u32 want[] = { 0xfffffffeU, 0xffffffffU, 2, 3, 4 };
@@ -658,6 +690,7 @@ static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_sack_fast_retransmit),
 	KUNIT_CASE(txwin_duplicate_acks),
 	KUNIT_CASE(txwin_early_retransmit),
+	KUNIT_CASE(txwin_overdue_from_last_send),
 	KUNIT_CASE(txwin_timeout_resends_unsacked),
 	KUNIT_CASE(txwin_sack_blocks),
 	KUNIT_CASE(txwin_grows_across_wrap_keeping_sacks),
