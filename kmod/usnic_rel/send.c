@@ -786,7 +786,8 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 			force = false;
 			local = usnic_rel_txwin_lost_locally(w, seq);
 			if (c->cc_lost_held || local) {
-				usnic_rel_txwin_sent_late(w, seq, now);
+				usnic_rel_txwin_sent_late(w, seq, now,
+							  c->cc_lost_held);
 			} else {
 				usnic_rel_txwin_retransmitted(w, seq, now);
 				trace_usnic_rel_retransmit(ep->debug_id, peer->handle,

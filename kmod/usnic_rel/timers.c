@@ -164,7 +164,8 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;
-	if (usnic_rel_conn_stalled(conn)) {
+	/* Before the pairing nothing left: the HELLO's retries decide. */
+	if (conn->remote_incarnation && usnic_rel_conn_stalled(conn)) {
 		usnic_rel_conn_dead(ep, peer, true);
 		goto out;
 	}

@@ -802,13 +802,19 @@ bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_next_lost);
 
 /*
- * Record the first transmission of in-flight packet @seq at @now_ns, late:
- * it waited in the window for the pairing. Not a retransmission, so its ACK
- * still gives an RTT sample.
+ * Record that in-flight packet @seq left at @now_ns, late: it waited in the
+ * window for the pairing (@held) or after this host failed to send it. Not
+ * a retransmission, so its ACK still gives an RTT sample. A held packet
+ * never left before: its wait for an ACK (stall_timeout_ms) starts now,
+ * not while the handshake took its time.
  */
-void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns,
+			       bool held)
 {
-	usnic_rel_txwin_stamp(w, seq, now_ns);
+	struct usnic_rel_tx_slot *s = usnic_rel_txwin_stamp(w, seq, now_ns);
+
+	if (s && held)
+		s->first_ns = now_ns;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_sent_late);
 

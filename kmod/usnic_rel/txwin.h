@@ -118,7 +118,8 @@ void usnic_rel_txwin_retransmitted(struct usnic_rel_txwin *w, u32 seq,
 u32 usnic_rel_txwin_mark_lost(struct usnic_rel_txwin *w, u32 end,
 			      u64 sent_before);
 bool usnic_rel_txwin_next_lost(const struct usnic_rel_txwin *w, u32 *seq);
-void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns);
+void usnic_rel_txwin_sent_late(struct usnic_rel_txwin *w, u32 seq, u64 now_ns,
+			       bool held);
 bool usnic_rel_txwin_mark_local(struct usnic_rel_txwin *w, u32 seq);
 bool usnic_rel_txwin_lost_locally(const struct usnic_rel_txwin *w, u32 seq);
 u64 usnic_rel_txwin_reo_wnd(const struct usnic_rel_txwin *w);

@@ -580,7 +580,7 @@ static void cwnd_local_drop_marks_one_packet(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 0));
 	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_lost_locally(&w, 1));
 	/* Sent again: the mark goes with the loss. */
-	usnic_rel_txwin_sent_late(&w, 1, 12);
+	usnic_rel_txwin_sent_late(&w, 1, 12, false);
 	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_lost_locally(&w, 1));
 	KUNIT_EXPECT_EQ(test, w.slots[1].retx, 0);
 	usnic_rel_txwin_retransmitted(&w, 0, 12);

@@ -402,6 +402,28 @@ static void txwin_overdue_from_last_send(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/*
+ * A packet held in the window for the pairing first leaves when released:
+ * its wait for an ACK (the stall limit) starts then. A packet this host
+ * failed to send keeps the time it has waited.
+ */
+static void txwin_held_packet_waits_from_release(struct kunit *test)
+{
+	struct usnic_rel_txwin w;
+
+	tw_init(test, &w, 16, 0);
+	tw_send(test, &w, 2, 1000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_oldest_ns(&w), 1000);
+	usnic_rel_txwin_sent_late(&w, 0, 5000, true);
+	usnic_rel_txwin_sent_late(&w, 1, 5000, true);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_oldest_ns(&w), 5000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_sent_ns(&w, 1), 5000);
+	usnic_rel_txwin_sent_late(&w, 0, 7000, false);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_oldest_ns(&w), 5000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_sent_ns(&w, 0), 7000);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static void txwin_timeout_resends_unsacked(struct kunit *test)
 {
 	static const u32 want[] = { 0xfffffffeU, 0xffffffffU, 2, 3, 4 };
@@ -691,6 +713,7 @@ static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_duplicate_acks),
 	KUNIT_CASE(txwin_early_retransmit),
 	KUNIT_CASE(txwin_overdue_from_last_send),
+	KUNIT_CASE(txwin_held_packet_waits_from_release),
 	KUNIT_CASE(txwin_timeout_resends_unsacked),
 	KUNIT_CASE(txwin_sack_blocks),
 	KUNIT_CASE(txwin_grows_across_wrap_keeping_sacks),
