@@ -155,6 +155,13 @@ static inline u64 usnic_rel_txwin_oldest_ns(const struct usnic_rel_txwin *w)
 	return w->slots[w->una & (w->cap - 1)].first_ns;
 }
 
+/* When in-flight @seq was last (re)transmitted. */
+static inline u64 usnic_rel_txwin_sent_ns(const struct usnic_rel_txwin *w,
+					  u32 seq)
+{
+	return w->slots[seq & (w->cap - 1)].sent_ns;
+}
+
 /*
  * Has the oldest packet in flight waited more than @rto_ns since it last
  * went out, at @now_ns? (A packet is stamped when pushed, never 0.)
@@ -166,15 +173,8 @@ static inline bool usnic_rel_txwin_overdue(const struct usnic_rel_txwin *w,
 
 	if (!usnic_rel_txwin_inflight(w))
 		return false;
-	sent = w->slots[w->una & (w->cap - 1)].sent_ns;
+	sent = usnic_rel_txwin_sent_ns(w, w->una);
 	return now_ns > sent && now_ns - sent > rto_ns;
-}
-
-/* When in-flight @seq was last (re)transmitted. */
-static inline u64 usnic_rel_txwin_sent_ns(const struct usnic_rel_txwin *w,
-					  u32 seq)
-{
-	return w->slots[seq & (w->cap - 1)].sent_ns;
 }
 
 /* The protocol window is full: no more may be sent until an ACK. */
