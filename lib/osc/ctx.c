@@ -28,13 +28,16 @@
  */
 #define UREL_OSC_KEEPALIVE_DEFAULT 1000
 /*
- * How long the last window's free waits for the context's pings to
- * complete: their completions are the only thing that frees them, and an
- * endpoint destroyed before leaves them unanswered. A peer that is alive
- * answers in a round trip and a dead one's fail at once; only a peer dying
- * unnoticed just then takes longer.
+ * The last window's free waits for the context's pings to complete: their
+ * completions are the only thing that frees them, and an endpoint
+ * destroyed before leaves them unanswered. A peer that is alive answers in
+ * a round trip and a dead one's fail at once; a peer dying unnoticed just
+ * then is declared dead by the kernel within its stall_timeout_ms, which
+ * bounds the wait (read from the module; this if it cannot be), plus a margin.
  */
-#define UREL_OSC_DRAIN_MS 5000
+#define UREL_OSC_STALL_DEFAULT_MS 30000
+#define UREL_OSC_DRAIN_MARGIN_MS 2000
+#define UREL_OSC_STALL_PARAM "/sys/module/usnic_rel/parameters/stall_timeout_ms"
 
 static pthread_mutex_t urel_osc_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urel_osc_ctx *urel_osc_list;
@@ -174,15 +177,36 @@ int urel_osc_ctx_thread(struct urel_osc_ctx *c)
 	return ret;
 }
 
+/* The kernel's longest wait before it declares a silent peer dead (ms). */
+static uint64_t urel_osc_stall_ms(void)
+{
+	FILE *f = fopen(UREL_OSC_STALL_PARAM, "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : UREL_OSC_STALL_DEFAULT_MS;
+}
+
 /*
- * Progress until every ping of @c has completed, or UREL_OSC_DRAIN_MS. @c
- * stays listed meanwhile, so that their completions find it.
+ * Progress until every ping of @c has completed, which the kernel's death
+ * detection bounds. @c stays listed meanwhile, so that their completions find it.
  */
 static void urel_osc_drain_pings(struct urel_osc_ctx *c)
 {
-	uint64_t until = urel_osc_now_ms() + UREL_OSC_DRAIN_MS;
+	uint64_t until;
 	unsigned int left;
 	int n;
+
+	pthread_mutex_lock(&c->lock);
+	left = c->npinging;
+	pthread_mutex_unlock(&c->lock);
+	if (!left)
+		return;
+	until = urel_osc_now_ms() + urel_osc_stall_ms() + UREL_OSC_DRAIN_MARGIN_MS;
 
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
@@ -221,8 +245,7 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
-	free(c->pinging);
-	free(c->dead);
+	free(c->peer_state);
 	free(c);
 }
 
@@ -231,26 +254,46 @@ bool urel_osc_peer_fatal(int err)
 	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
 }
 
+/* Under c->lock. */
+static unsigned int urel_osc_peer_get(const struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	return peer < c->peer_cap ? c->peer_state[peer] : 0;
+}
+
+/* Under c->lock: set @flag for @peer; false when it was set already, or no memory. */
+static bool urel_osc_peer_set(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int flag)
+{
+	if (peer >= c->peer_cap) {
+		uint32_t cap = c->peer_cap ? c->peer_cap : 64;
+		uint8_t *grown;
+
+		while (cap <= peer && cap < UINT32_MAX / 2)
+			cap *= 2;
+		if (cap <= peer)
+			return false;
+		grown = realloc(c->peer_state, cap);
+		if (!grown)
+			return false;
+		memset(grown + c->peer_cap, 0, cap - c->peer_cap);
+		c->peer_state = grown;
+		c->peer_cap = cap;
+	}
+	if (c->peer_state[peer] & flag)
+		return false;
+	c->peer_state[peer] |= (uint8_t)flag;
+	return true;
+}
+
 bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	for (unsigned int i = 0; i < c->ndead; i++) {
-		if (c->dead[i] == peer)
-			return true;
-	}
-	return false;
+	return urel_osc_peer_get(c, peer) & UREL_OSC_PEER_DEAD;
 }
 
 void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	urel_peer_t *grown;
-
-	if (!peer || urel_osc_is_dead(c, peer))
-		return;
-	grown = realloc(c->dead, (c->ndead + 1) * sizeof(*grown));
-	if (!grown)
-		return; /* the next ping tries again */
-	c->dead = grown;
-	c->dead[c->ndead++] = peer;
+	/* No memory: the next ping tries again. */
+	if (peer && urel_osc_peer_set(c, peer, UREL_OSC_PEER_DEAD))
+		c->ndead++;
 }
 
 bool urel_osc_any_dead(struct urel_win *w)
@@ -272,41 +315,20 @@ struct urel_osc_ping {
 };
 
 /* Under c->lock. */
-static bool urel_osc_pinging(const struct urel_osc_ctx *c, urel_peer_t peer)
-{
-	for (unsigned int i = 0; i < c->npinging; i++) {
-		if (c->pinging[i] == peer)
-			return true;
-	}
-	return false;
-}
-
-/* Under c->lock. */
 static void urel_osc_unping(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	for (unsigned int i = 0; i < c->npinging; i++) {
-		if (c->pinging[i] == peer) {
-			c->pinging[i] = c->pinging[--c->npinging];
-			return;
-		}
+	if (urel_osc_peer_get(c, peer) & UREL_OSC_PEER_PINGING) {
+		c->peer_state[peer] &= (uint8_t)~UREL_OSC_PEER_PINGING;
+		c->npinging--;
 	}
 }
 
 /* Under c->lock: note a ping to @peer in flight; false when one is already, or no memory. */
 static bool urel_osc_ping_begin(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	if (urel_osc_pinging(c, peer))
+	if (!urel_osc_peer_set(c, peer, UREL_OSC_PEER_PINGING))
 		return false;
-	if (c->npinging == c->pinging_cap) {
-		unsigned int cap = c->pinging_cap ? 2 * c->pinging_cap : 8;
-		urel_peer_t *grown = realloc(c->pinging, cap * sizeof(*grown));
-
-		if (!grown)
-			return false;
-		c->pinging = grown;
-		c->pinging_cap = cap;
-	}
-	c->pinging[c->npinging++] = peer;
+	c->npinging++;
 	return true;
 }
 

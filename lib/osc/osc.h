@@ -357,12 +357,15 @@ struct urel_osc_ctx {
 	pthread_t thread;
 	bool thread_on;
 	bool stop; /* atomic: the thread ends */
-	/* Peers found dead (a ping or an RDMA operation to them failed); under lock. */
-	urel_peer_t *dead;
-	unsigned int ndead;
-	/* Peers with a ping of ours in flight (ctx.c); under lock. */
-	urel_peer_t *pinging;
-	unsigned int npinging, pinging_cap;
+	/*
+	 * Per peer handle (the kernel's are small and dense), under lock:
+	 * UREL_OSC_PEER_DEAD (a ping or an RDMA operation to it failed),
+	 * UREL_OSC_PEER_PINGING (a ping of ours in flight). Indexed: a
+	 * keepalive round over thousands of ranks looks each up once.
+	 */
+	uint8_t *peer_state;
+	uint32_t peer_cap;
+	unsigned int ndead, npinging;
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;
@@ -394,6 +397,8 @@ void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer);
 bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer);
 /* Some other member of @w is known dead (collectives over it would wait forever). */
 bool urel_osc_any_dead(struct urel_win *w);
+#define UREL_OSC_PEER_DEAD 0x1
+#define UREL_OSC_PEER_PINGING 0x2
 
 /* target.c: the target side of every message */
 int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
