@@ -468,23 +468,53 @@ static bool urel_osc_waits_on(const struct urel_win *w, int r)
 	return false;
 }
 
+bool urel_osc_in_scope(const struct urel_win *w, int scope, int r)
+{
+	switch (scope) {
+	case UREL_OSC_ALL:
+		return true;
+	case UREL_OSC_PSCW_ACCESS:
+		return w->t[r].in_access;
+	case UREL_OSC_PSCW_EXPOSURE:
+		return w->t[r].in_exposure;
+	}
+	return r == scope;
+}
+
+/* The first and the last rank @scope may hold, for loops that test each. */
+static void urel_osc_scope_range(const struct urel_win *w, int scope, int *first, int *end)
+{
+	*first = scope >= 0 ? scope : 0;
+	*end = scope >= 0 ? scope + 1 : w->size;
+}
+
 /*
- * A peer @w waits on died: the call fails rather than wait forever, and
- * the accumulates to it that will never be acknowledged are written off
- * (this failure reports them), so later calls among the living complete.
+ * A peer of @scope that the call waits on died: the call fails rather than
+ * wait forever, and what it will never answer is written off (this
+ * failure reports it): accumulates to it, and fetches from it, whose
+ * callers see their own failure. So later calls among the living complete.
  * RDMA operations need nothing: the kernel fails them all. Under c->lock.
  */
-static bool urel_osc_waits_on_dead(struct urel_win *w, int only)
+static bool urel_osc_waits_on_dead(struct urel_win *w, int scope)
 {
 	bool dead = false;
+	int first, end;
 
 	if (!w->ctx->ndead)
 		return false;
-	for (int r = only < 0 ? 0 : only; r < (only < 0 ? w->size : only + 1); r++) {
-		if (urel_osc_waits_on(w, r) && urel_osc_is_dead(w->ctx, w->t[r].peer)) {
-			w->t[r].am_out = 0;
-			dead = true;
+	urel_osc_scope_range(w, scope, &first, &end);
+	for (int r = first; r < end; r++) {
+		if (!urel_osc_in_scope(w, scope, r) || !urel_osc_waits_on(w, r) ||
+		    !urel_osc_is_dead(w->ctx, w->t[r].peer))
+			continue;
+		w->t[r].am_out = 0;
+		for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+			if (f->target == r && !f->done) {
+				f->done = true;
+				f->status = UREL_WIN_ERR_PEER;
+			}
 		}
+		dead = true;
 	}
 	return dead;
 }
@@ -525,8 +555,8 @@ void urel_osc_ping(struct urel_osc_ctx *c, uint32_t win, urel_peer_t peer)
 	}
 }
 
-/* Every keepalive_ms, ping each live peer @w waits on; a ping that fails marks it dead. */
-static void urel_osc_keepalive(struct urel_win *w)
+/* Every keepalive_ms, ping each live peer of @scope that @w waits on (failing: it is dead). */
+static void urel_osc_keepalive(struct urel_win *w, int scope)
 {
 	struct urel_osc_ctx *c = w->ctx;
 	struct urel_osc_wire wi = { .win = w->id };
@@ -547,7 +577,8 @@ static void urel_osc_keepalive(struct urel_win *w)
 		return;
 	pthread_mutex_lock(&c->lock);
 	for (int r = 0; r < w->size; r++) {
-		if (urel_osc_waits_on(w, r) && !urel_osc_is_dead(c, w->t[r].peer))
+		if (urel_osc_in_scope(w, scope, r) && urel_osc_waits_on(w, r) &&
+		    !urel_osc_is_dead(c, w->t[r].peer))
 			peers[n++] = w->t[r].peer;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -583,8 +614,8 @@ static void urel_osc_debug(struct urel_win *w, unsigned int sleeps)
 	pthread_mutex_unlock(&w->ctx->lock);
 }
 
-static int urel_osc_wait_for(struct urel_win *w, int only,
-			     bool (*done)(struct urel_win *w, void *arg), void *arg)
+int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win *w, void *arg),
+		     void *arg)
 {
 	struct urel_osc_ctx *c = w->ctx;
 	unsigned int idle = 0, sleeps = 0;
@@ -598,7 +629,7 @@ static int urel_osc_wait_for(struct urel_win *w, int only,
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		ok = done(w, arg);
-		dead = !ok && urel_osc_waits_on_dead(w, only);
+		dead = !ok && urel_osc_waits_on_dead(w, scope);
 		pthread_mutex_unlock(&c->lock);
 		if (ok)
 			return 0;
@@ -614,7 +645,7 @@ static int urel_osc_wait_for(struct urel_win *w, int only,
 		if (++idle < UREL_OSC_SPIN)
 			continue;
 		urel_osc_debug(w, ++sleeps);
-		urel_osc_keepalive(w);
+		urel_osc_keepalive(w, scope);
 		/*
 		 * The progress thread may have taken our completion while our own
 		 * progress waited for it: the device then has nothing to wake us
@@ -633,11 +664,11 @@ static int urel_osc_wait_for(struct urel_win *w, int only,
 
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg)
 {
-	return urel_osc_wait_for(w, -1, done, arg);
+	return urel_osc_wait_in(w, UREL_OSC_ALL, done, arg);
 }
 
 int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
 		      void *arg)
 {
-	return urel_osc_wait_for(w, target, done, arg);
+	return urel_osc_wait_in(w, target, done, arg);
 }
