@@ -185,6 +185,11 @@ struct urel_msg {
 	struct urel_msg_req *reaped;
 	struct urel_msg_req *spare; /* linked by lnext */
 	unsigned int nspare;
+	/*
+	 * Reaped requests kept for reuse: 0 frees each at its reap, so that
+	 * a memory checker sees a use after completion (urel_msg_req_release()).
+	 */
+	unsigned int spare_max;
 	pthread_t thread; /* the progress thread, if attr.progress_thread == 1 */
 	bool stop; /* atomic: the progress thread ends */
 	unsigned int gets; /* RDMA gets in flight, all receives */
