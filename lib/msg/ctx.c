@@ -287,7 +287,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->spare = r->lnext;
 		free(r);
 	}
-	m->waiting.head = NULL;
+	m->waiting.head = m->waiting.tail = NULL;
 	urel_msg_free_recvs(m);
 	while (m->live) {
 		struct urel_msg_req *r = m->live;
@@ -372,11 +372,13 @@ struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
 
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r)
 {
-	r->prev = NULL;
-	r->next = l->head;
-	if (l->head)
-		l->head->prev = r;
-	l->head = r;
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
 	r->listed = true;
 }
 
@@ -390,6 +392,8 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 		l->head = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
 	r->next = r->prev = NULL;
 	r->listed = false;
 }

@@ -156,8 +156,9 @@ struct urel_msg_pending {
 	struct urel_msg_req *done_req; /* completes once posted */
 };
 
+/* Oldest first: reads are served, and answers found, in the order they began. */
 struct urel_msg_list {
-	struct urel_msg_req *head;
+	struct urel_msg_req *head, *tail;
 };
 
 struct urel_msg {
