@@ -20,8 +20,8 @@
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
-/* Reaped requests a context keeps for reuse. */
-#define UREL_MSG_SPARE_MAX 32
+/* Reaped requests a context keeps for reuse (UREL_MSG_REQ_CACHE). */
+#define UREL_MSG_SPARE_MAX 32U
 /* Longest a close waits for its last messages to be acknowledged. */
 #define UREL_MSG_LINGER_MS 1000
 /* The progress thread's longest sleep: how soon it sees a close. */
@@ -105,6 +105,39 @@ static void urel_msg_sent(struct urel_request *cr, const struct urel_completion 
 	urel_msg_sink_leave(s);
 }
 
+/*
+ * Under AddressSanitizer a reused request would hide an application's use
+ * of one it already completed: there, every reaped request is freed.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define UREL_MSG_SPARE_DEFAULT 0U
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UREL_MSG_SPARE_DEFAULT 0U
+#endif
+#endif
+#ifndef UREL_MSG_SPARE_DEFAULT
+#define UREL_MSG_SPARE_DEFAULT UREL_MSG_SPARE_MAX
+#endif
+
+/* The request cache's size, UREL_MSG_REQ_CACHE overriding the default. */
+static int urel_msg_spare_max(unsigned int *max)
+{
+	const char *s = getenv("UREL_MSG_REQ_CACHE");
+	unsigned long v;
+	char *end;
+
+	*max = UREL_MSG_SPARE_DEFAULT;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > UREL_MSG_SPARE_MAX)
+		return -EINVAL;
+	*max = (unsigned int)v;
+	return 0;
+}
+
 static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 			   struct urel_msg_attr *out)
 {
@@ -180,6 +213,8 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_msg_limits(ep, attr, &m->attr);
 	if (!ret)
 		ret = urel_msg_window_size(&m->rndv_win);
+	if (!ret)
+		ret = urel_msg_spare_max(&m->spare_max);
 	if (ret)
 		goto err_free;
 	m->sink = calloc(1, sizeof(*m->sink));
@@ -206,6 +241,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 		if (ret)
 			goto err_reg;
 	}
+	urel_msg_pins_join(m);
 	*mp = m;
 	return 0;
 err_reg:
@@ -225,6 +261,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 {
 	if (!m)
 		return -EINVAL;
+	urel_msg_pins_leave(m);
 	if (m->attr.progress_thread == 1) {
 		__atomic_store_n(&m->stop, true, __ATOMIC_RELEASE);
 		pthread_join(m->thread, NULL);
@@ -252,7 +289,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->spare = r->lnext;
 		free(r);
 	}
-	m->waiting.head = NULL;
+	m->waiting.head = m->waiting.tail = NULL;
 	urel_msg_free_recvs(m);
 	while (m->live) {
 		struct urel_msg_req *r = m->live;
@@ -313,6 +350,22 @@ UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
 	return 0;
 }
 
+UREL_API int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats *st)
+{
+	if (!m || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	*st = (struct urel_msg_rndv_stats){
+		.windows = m->win_count,
+		.window_bytes = m->win_bytes,
+		.pin_waits = m->pin_waits,
+		.failures = m->pin_failures,
+	};
+	pthread_mutex_unlock(&m->lock);
+	urel_msg_pins_usage(&st->pinned_bytes, &st->pinned_peak);
+	return 0;
+}
+
 struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
 {
 	if (!peer)
@@ -337,11 +390,13 @@ struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
 
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r)
 {
-	r->prev = NULL;
-	r->next = l->head;
-	if (l->head)
-		l->head->prev = r;
-	l->head = r;
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
 	r->listed = true;
 }
 
@@ -355,6 +410,8 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 		l->head = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
 	r->next = r->prev = NULL;
 	r->listed = false;
 }
@@ -367,7 +424,7 @@ static void urel_msg_collect(struct urel_msg *m)
 	for (; r; r = next) {
 		next = r->rnext;
 		urel_msg_req_unlink(m, r);
-		if (m->nspare >= UREL_MSG_SPARE_MAX) {
+		if (m->nspare >= m->spare_max) {
 			free(r);
 			continue;
 		}
@@ -423,12 +480,21 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 
 /*
  * The application is done with @r (reaped): no lock, it waits on the
- * reaped stack for the next allocation (or close) to unlink it.
+ * reaped stack for the next allocation (or close) to unlink it. Without a
+ * cache it is freed now, so that any later use of it is a use after free.
  */
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 {
-	struct urel_msg_req *head = __atomic_load_n(&m->reaped, __ATOMIC_RELAXED);
+	struct urel_msg_req *head;
 
+	if (!m->spare_max) {
+		pthread_mutex_lock(&m->lock);
+		urel_msg_req_unlink(m, r);
+		pthread_mutex_unlock(&m->lock);
+		free(r);
+		return;
+	}
+	head = __atomic_load_n(&m->reaped, __ATOMIC_RELAXED);
 	do
 		r->rnext = head;
 	while (!__atomic_compare_exchange_n(&m->reaped, &head, r, true, __ATOMIC_RELEASE,
@@ -644,16 +710,28 @@ static bool urel_msg_idle(const struct urel_msg *m, uint64_t now)
 	       !__atomic_load_n(&m->reading.head, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->early_stalled, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->pin_again, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->pin_waiters, __ATOMIC_RELAXED) &&
 	       now - __atomic_load_n(&m->last_ping_ms, __ATOMIC_RELAXED) < m->attr.keepalive_ms;
 }
 
 UREL_API int urel_msg_progress(struct urel_msg *m)
 {
+	if (!m)
+		return -EINVAL;
+	return urel_msg_progress_one(m, false);
+}
+
+/*
+ * One progress pass. With @help (blocking calls, whose caller cannot
+ * progress anything else meanwhile), also one of each context holding
+ * windows while sends of ours wait for pinned memory (pins.c).
+ */
+int urel_msg_progress_one(struct urel_msg *m, bool help)
+{
+	unsigned long gen;
 	uint64_t now;
 	int n;
 
-	if (!m)
-		return -EINVAL;
 	n = urel_ep_progress(m->ep, 0);
 	/*
 	 * Every call asks for the time: the coarse clock is read without a
@@ -668,13 +746,19 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
-	if (m->pin_again) {
+	/* Another context (or an allocation) may have left room since the last try. */
+	gen = urel_msg_pins_gen();
+	if (m->pin_again || (m->pin_waiters && gen != m->pin_seen)) {
 		m->pin_again = false;
+		m->pin_seen = gen;
 		m->pin_retry = true;
 		urel_msg_win_retry(m);
 	}
 	urel_msg_keepalive(m, now);
+	help = help && m->pin_waiters;
 	pthread_mutex_unlock(&m->lock);
+	if (help)
+		urel_msg_pins_help(m);
 	return n;
 }
 
@@ -722,11 +806,12 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	for (;;) {
 		pthread_mutex_lock(&m->lock);
 		done = ready(arg);
-		stalled = m->pend || m->reading.head;
+		/* Waiting for another context's windows: its release wakes no fd of ours. */
+		stalled = m->pend || m->reading.head || m->pin_waiters;
 		pthread_mutex_unlock(&m->lock);
 		if (done)
 			return 0;
-		n = urel_msg_progress(m);
+		n = urel_msg_progress_one(m, true);
 		if (n < 0)
 			return n;
 		if (n) {

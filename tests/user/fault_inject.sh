@@ -24,7 +24,8 @@ run() {
 	VM_RELIABLE_FAULT=$3 "$bin" tx 127.0.0.1 7102 127.0.0.1 7101 "$count" "$min_retx" \
 		>"$tmp/tx.log" 2>&1
 	local txrc=$?
-	touch "$tmp/done"
+	# The sender's status, for the receiver still waiting (written whole).
+	echo "$txrc" >"$tmp/done.new" && mv "$tmp/done.new" "$tmp/done"
 	wait $rxpid
 	local rxrc=$?
 	if [ $txrc -eq 0 ] && [ $rxrc -eq 0 ]; then

@@ -19,7 +19,8 @@ run() {
 	sleep 0.3
 	$txns "$bin" tx "$txip" 7002 "$rxip" 7001 "$count" "$min" >"$tmp/tx.log" 2>&1
 	local txrc=$?
-	touch "$tmp/done"
+	# The sender's status, for the receiver still waiting (written whole).
+	echo "$txrc" >"$tmp/done.new" && mv "$tmp/done.new" "$tmp/done"
 	wait $rxpid
 	local rxrc=$?
 	if [ $txrc -eq 0 ] && [ $rxrc -eq 0 ]; then

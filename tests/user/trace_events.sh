@@ -22,7 +22,7 @@ rxpid=$!
 sleep 0.3
 VM_RELIABLE_FAULT=drop=200000 "$bin" tx 127.0.0.1 7202 127.0.0.1 7201 40 1 >"$tmp/tx.log" 2>&1
 txrc=$?
-touch "$tmp/done"
+echo "$txrc" >"$tmp/done.new" && mv "$tmp/done.new" "$tmp/done"
 wait $rxpid
 rxrc=$?
 echo 0 >"$tr/events/usnic_rel/enable"

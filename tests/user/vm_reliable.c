@@ -8,6 +8,10 @@
  * The receiver checks every byte, the order on each channel and that no message
  * comes twice; the sender checks that every send completes successfully and,
  * with MIN_RETX, that at least that many packets had to be sent again.
+ * VM_RELIABLE_DONE names a file the caller creates, holding the sender's
+ * exit status, once the sender is done: the receiver then stays until it
+ * exists, and gives up (failing, saying what it had) when nothing comes
+ * for DONE_GRACE_S after it appeared, instead of waiting out its deadline.
  *
  * VM_RELIABLE_FAULT="drop=PPM,duplicate=PPM,reorder=PPM" sets the module's
  * fault injection on this process's endpoint (debugfs ep<N>/fault_*) after
@@ -19,6 +23,7 @@
  * GSO runs, which must then go packet by packet without any send error.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -26,6 +31,8 @@
 #include "urt_ep.h"
 
 #define DEADLINE_S 600
+/* After the sender is done, how long the receiver waits for the rest. */
+#define DONE_GRACE_S 10
 
 static uint32_t max_msg[USNIC_REL_NR_CHANS];
 
@@ -150,17 +157,54 @@ static void check_faults(const char *who, struct urt_ep *ep)
 	}
 }
 
+/*
+ * The sender is done (the caller created $VM_RELIABLE_DONE, writing the
+ * sender's exit status in it) and nothing came for DONE_GRACE_S: what was
+ * acknowledged is delivered as soon as buffers are given back, so nothing
+ * more will come. Says so once; returns whether to give up.
+ */
+static bool sender_gone(const char *done, double last_cqe, const uint32_t *next, uint32_t got,
+			uint32_t count)
+{
+	uint32_t want[USNIC_REL_NR_CHANS];
+	char status[32] = "?";
+	FILE *f;
+
+	if (!done || now_s() - last_cqe < DONE_GRACE_S || access(done, F_OK))
+		return false;
+	for (int c = 0; c < USNIC_REL_NR_CHANS; c++)
+		for (want[c] = next[c]; want[c] < count && msg_chan(want[c]) != c;)
+			want[c]++;
+	f = fopen(done, "r");
+	if (f) {
+		if (!fgets(status, sizeof(status), f))
+			snprintf(status, sizeof(status), "?");
+		status[strcspn(status, "\n")] = 0;
+		fclose(f);
+	}
+	fprintf(stderr,
+		"rx: the sender finished (exit status %s) and nothing came for %d s: giving up "
+		"with %u of %u messages, expecting message %u on channel 0 and %u on channel 1\n",
+		status, DONE_GRACE_S, got, count, want[0], want[1]);
+	return true;
+}
+
 static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 {
 	uint32_t next[USNIC_REL_NR_CHANS] = { 0, 1 };
 	uint32_t got = 0, bad = 0;
 	struct usnic_rel_cqe cqe;
-	double deadline = now_s() + DEADLINE_S;
+	double deadline = now_s() + DEADLINE_S, last_cqe = now_s();
+	const char *done = getenv("VM_RELIABLE_DONE");
 
 	urt_post_all_rx(ep);
 	while (got < count && now_s() < deadline) {
-		if (urt_cq_next(ep, &cqe, 1000))
+		if (urt_cq_next(ep, &cqe, 1000)) {
+			if (sender_gone(done, last_cqe, next, got, count))
+				break;
 			continue;
+		}
+		last_cqe = now_s();
 		if (cqe.opcode != USNIC_REL_OP_RECV || cqe.status || cqe.peer != peer ||
 		    cqe.channel >= USNIC_REL_NR_CHANS) {
 			fprintf(stderr, "rx: unexpected cqe op %u status %d peer %u\n", cqe.opcode,
@@ -203,8 +247,6 @@ static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 	 * sender is done (it may still need ACKs for its last packets): the
 	 * caller creates the file $VM_RELIABLE_DONE when it is.
 	 */
-	const char *done = getenv("VM_RELIABLE_DONE");
-
 	do {
 		if (!urt_cq_next(ep, &cqe, 200)) {
 			fprintf(stderr, "rx: unexpected completion after the last message\n");
