@@ -165,6 +165,10 @@ struct urel_win_stats {
 	/* Origin side: exclusive locks taken on the target's lock word with the
 	 * kernel's compare-and-swap, without its process (UREL_WIN_FAST_LOCK). */
 	uint64_t lock_fast;
+	/* Blocking calls that slept until their timeout although what they
+	 * waited for had been served meanwhile (by another thread's progress):
+	 * a wake-up lost. 0 unless the process is out of file descriptors. */
+	uint64_t late_wakeups;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

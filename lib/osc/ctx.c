@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../group.h"
+#include "../internal.h"
 #include "osc.h"
 
 /* Blocking calls poll this many times without news before they sleep. */
@@ -134,6 +138,8 @@ again:
 		if (v > 0 && v <= 65536)
 			c->acc_credits = (uint32_t)v;
 	}
+	/* Without it (no fd left), sleepers wake by their timeout only. */
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&c->lock, NULL);
 	ret = urel_osc_limits(c);
 	if (!ret)
@@ -151,6 +157,8 @@ again:
 	goto out;
 err:
 	pthread_mutex_destroy(&c->lock);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
 	free(c);
 out:
 	pthread_mutex_unlock(&urel_osc_list_lock);
@@ -245,6 +253,8 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
 	free(c->peer_state);
 	free(c);
 }
@@ -342,13 +352,70 @@ static void urel_osc_ping_done(struct urel_request *req, const struct urel_compl
 			continue;
 		pthread_mutex_lock(&c->lock);
 		urel_osc_unping(c, p->peer);
-		if (urel_osc_peer_fatal(cq->status))
+		if (urel_osc_peer_fatal(cq->status)) {
 			urel_osc_mark_dead(c, p->peer);
+			urel_osc_wake(c); /* a call waiting on it fails now */
+		}
 		pthread_mutex_unlock(&c->lock);
 		break;
 	}
 	pthread_mutex_unlock(&urel_osc_list_lock);
 	free(p);
+}
+
+void urel_osc_wake(struct urel_osc_ctx *c)
+{
+	uint64_t one = 1;
+
+	/* Level-triggered until the last sleeper drains it (urel_osc_sleep()). */
+	if (c->sleepers && c->wake_fd >= 0 && write(c->wake_fd, &one, sizeof(one)) < 0)
+		return; /* full (never drained?): it is readable anyway */
+}
+
+/* Under c->lock: a wake-up is pending on wake_fd. */
+static bool urel_osc_wake_pending(const struct urel_osc_ctx *c)
+{
+	struct pollfd pfd = { .fd = c->wake_fd, .events = POLLIN };
+
+	return c->wake_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+/*
+ * Sleep on the device until something arrives for us, another thread
+ * dispatches a completion of ours (urel_osc_wake()), or
+ * UREL_OSC_SLEEP_MS. Returns 1 when done(), 0 to go on, or an error.
+ */
+static int urel_osc_sleep(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg),
+			  void *arg)
+{
+	struct urel_osc_ctx *c = w->ctx;
+	uint64_t drain;
+	bool ok;
+	int n;
+
+	/* Checked with the sleeper counted, under the lock the wakers take. */
+	pthread_mutex_lock(&c->lock);
+	ok = done(w, arg);
+	if (!ok)
+		c->sleepers++;
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		return 1;
+	n = urel_device_wait_fd(c->dev, c->wake_fd, UREL_OSC_SLEEP_MS);
+	pthread_mutex_lock(&c->lock);
+	ok = done(w, arg);
+	/* Served while we slept, and nobody woke us: a wake-up lost. */
+	if (!n && ok && !urel_osc_wake_pending(c))
+		__atomic_fetch_add(&c->late_wakeups, 1, __ATOMIC_RELAXED);
+	if (!--c->sleepers && c->wake_fd >= 0) {
+		ssize_t got = read(c->wake_fd, &drain, sizeof(drain));
+
+		(void)got; /* -EAGAIN: nothing was pending */
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		return 1;
+	return n < 0 && n != -EINTR ? n : 0;
 }
 
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id)
@@ -646,19 +713,9 @@ int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win
 			continue;
 		urel_osc_debug(w, ++sleeps);
 		urel_osc_keepalive(w, scope);
-		/*
-		 * The progress thread may have taken our completion while our own
-		 * progress waited for it: the device then has nothing to wake us
-		 * for, so look once more before sleeping.
-		 */
-		pthread_mutex_lock(&c->lock);
-		ok = done(w, arg);
-		pthread_mutex_unlock(&c->lock);
-		if (ok)
-			return 0;
-		n = urel_device_wait(c->dev, UREL_OSC_SLEEP_MS);
-		if (n < 0 && n != -EINTR)
-			return n;
+		n = urel_osc_sleep(w, done, arg);
+		if (n)
+			return n > 0 ? 0 : n;
 	}
 }
 

@@ -376,6 +376,15 @@ struct urel_osc_ctx {
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;
+	/*
+	 * Blocking calls asleep on the device (under lock), and an eventfd
+	 * (-1: none, they wake by timeout) through which whoever dispatches
+	 * a completion of ours wakes them: it took it from the ring, so the
+	 * device has nothing left to wake them for.
+	 */
+	unsigned int sleepers;
+	int wake_fd;
+	uint64_t late_wakeups; /* atomic: a sleep that timed out on a completion already served */
 };
 
 /* ctx.c */
@@ -384,6 +393,8 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c);
 /* Start the progress thread unless it runs or is not wanted: a window here takes locks. */
 int urel_osc_ctx_thread(struct urel_osc_ctx *c);
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id);
+/* Under c->lock, after a change a blocking call may wait for: wake the sleeping ones. */
+void urel_osc_wake(struct urel_osc_ctx *c);
 int urel_osc_rank_of(const struct urel_win *w, urel_peer_t peer);
 int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
 		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
@@ -478,6 +489,15 @@ bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
 /* struct urel_win_stats as LIBUSNICREL_0.3 and 0.4 had it (win.c). */
+/* struct urel_win_stats up to LIBUSNICREL_0.5. */
+struct urel_win_stats_v05 {
+	uint64_t dropped, deferred;
+	uint64_t lock_piggy, lock_queued, lock_discarded;
+	uint64_t acc_waits;
+	uint64_t locks_reclaimed;
+	uint64_t lock_fast;
+};
+
 struct urel_win_stats_v03 {
 	uint64_t dropped, deferred;
 	uint64_t lock_piggy, lock_queued, lock_discarded;

@@ -64,6 +64,7 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 		*op->status = c->status;
 		*op->done = true;
 	}
+	urel_osc_wake(w->ctx);
 	pthread_mutex_unlock(&w->ctx->lock);
 	free(op);
 }

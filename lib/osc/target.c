@@ -498,6 +498,8 @@ int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 	if (src >= 0)
 		ret = urel_osc_handle(w, src, h, &wi, (const char *)payload + sizeof(wi),
 				      len - sizeof(wi), &spare, &tail);
+	if (ret > 0)
+		urel_osc_wake(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	free(spare);
 	if (ret == -ENOMEM)

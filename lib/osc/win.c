@@ -402,12 +402,16 @@ UREL_API int urel_win_free(struct urel_win *w)
 	return ret;
 }
 
-UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st);
 UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st);
 
-/* LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats. */
-__asm__(".symver urel_win_stats_v05, urel_win_stats@@LIBUSNICREL_0.5");
-UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st)
+/*
+ * LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats,
+ * LIBUSNICREL_0.6 late_wakeups.
+ */
+__asm__(".symver urel_win_stats_v06, urel_win_stats@@LIBUSNICREL_0.6");
+UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats *st)
 {
 	if (!w || !st)
 		return -EINVAL;
@@ -419,7 +423,23 @@ UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats 
 	st->acc_waits = __atomic_load_n(&w->ctx->acc_waits, __ATOMIC_RELAXED);
 	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
 	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
+	st->late_wakeups = __atomic_load_n(&w->ctx->late_wakeups, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* Programs linked against 0.5 pass the struct without late_wakeups. */
+__asm__(".symver urel_win_stats_v05, urel_win_stats@LIBUSNICREL_0.5");
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st)
+{
+	struct urel_win_stats all;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	ret = urel_win_stats_v06(w, &all);
+	if (!ret)
+		memcpy(st, &all, sizeof(*st));
+	return ret;
 }
 
 /* Programs linked before 0.5 pass the shorter struct: fill only that much. */
@@ -431,7 +451,7 @@ UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_
 
 	if (!st)
 		return -EINVAL;
-	ret = urel_win_stats_v05(w, &all);
+	ret = urel_win_stats_v06(w, &all);
 	if (!ret)
 		memcpy(st, &all, sizeof(*st));
 	return ret;

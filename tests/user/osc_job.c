@@ -295,6 +295,49 @@ static void test_counter(struct urel_group *g)
 	free(all);
 }
 
+/*
+ * Lost wake-ups: the origins' flushes and fetches sleep on the device while
+ * their progress thread may dispatch the answer they wait for (it then
+ * leaves the device nothing to wake them for). The thread must wake them:
+ * no sleep may run to its timeout with its answer already in
+ * (late_wakeups), whatever the timings.
+ */
+static void test_wakeups(struct urel_group *g)
+{
+	int n = iters < 3 ? 30 : 10 * iters;
+	struct urel_win_stats st0, st;
+	uint64_t *mem, one = 1, old;
+	struct urel_win *w;
+
+	OK(urel_win_allocate(g, 64, 8, (void **)&mem, &w));
+	OK(urel_win_stats(w, &st0));
+	OK(urel_group_barrier(g));
+	if (rank) {
+		OK(urel_win_lock_all(w, 0));
+		for (int i = 0; i < n; i++) {
+			OK(urel_win_accumulate(w, &one, 1, UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM));
+			OK(urel_win_flush(w, 0));
+			OK(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_UINT64, 0, 1,
+						 UREL_WIN_SUM));
+		}
+		OK(urel_win_unlock_all(w));
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_stats(w, &st));
+	CHECK(st.late_wakeups == st0.late_wakeups,
+	      "%llu sleeps ran to their timeout past their answer",
+	      (unsigned long long)(st.late_wakeups - st0.late_wakeups));
+	if (rank == 0) {
+		uint64_t want = (uint64_t)n * (uint64_t)(nranks - 1);
+
+		CHECK(mem[0] == want && mem[1] == want, "counters %llu %llu, want %llu",
+		      (unsigned long long)mem[0], (unsigned long long)mem[1],
+		      (unsigned long long)want);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
 /* A mutex from compare-and-swap guards a non-atomic get, add, put at rank 0. */
 /*
  * Requests outlive their window (as MPI's do): completed by the unlock,
@@ -1117,6 +1160,7 @@ int main(int argc, char **argv)
 		{ "pscw", test_pscw },
 		{ "dynamic", test_dynamic },
 		{ "counter", test_counter },
+		{ "wakeups", test_wakeups },
 		{ "cas_mutex", test_cas_mutex },
 		{ "locks", test_locks },
 		{ "accumulate", test_accumulate },
