@@ -336,7 +336,7 @@ struct urel_win {
 	uint64_t next_id;
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
 	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): locks on the lock word */
-	bool fast_shared; /* UREL_WIN_FAST_SHARED (default 0): shared ones too */
+	bool fast_shared; /* UREL_WIN_FAST_SHARED (default 1): shared ones too */
 	struct urel_mr *word_mr; /* registration of lm.word */
 	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };

@@ -131,7 +131,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	w->lm.budget = urel_osc_env_size("UREL_WIN_LOCK_QUEUE_BYTES", UREL_OSC_LOCK_QUEUE_BYTES);
 	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
 	w->fast_locks = urel_osc_env_size("UREL_WIN_FAST_LOCK", 1) != 0;
-	w->fast_shared = urel_osc_env_size("UREL_WIN_FAST_SHARED", 0) != 0;
+	w->fast_shared = urel_osc_env_size("UREL_WIN_FAST_SHARED", 1) != 0;
 	w->len = size;
 	w->owns_base = owns_base;
 	ret = urel_osc_ctx_get(g, &w->ctx);

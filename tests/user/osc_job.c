@@ -727,12 +727,12 @@ static bool fast_locks(void)
 	return !v || strcmp(v, "0");
 }
 
-/* Shared locks take it too only with UREL_WIN_FAST_SHARED=1. */
+/* Shared locks take it too unless UREL_WIN_FAST_SHARED=0 (default 1). */
 static bool fast_shared(void)
 {
 	const char *v = getenv("UREL_WIN_FAST_SHARED");
 
-	return v && atoi(v) != 0;
+	return !v || !*v || atoi(v) != 0;
 }
 
 static void test_lazy(struct urel_group *g)
@@ -807,7 +807,7 @@ static void test_lazy(struct urel_group *g)
 	counts[2] = st.lock_discarded - st0.lock_discarded;
 	/*
 	 * With lock words, every epoch takes the word or queues: none rides in
-	 * a request; shared ones only with UREL_WIN_FAST_SHARED=1, else the
+	 * a request; shared ones too unless UREL_WIN_FAST_SHARED=0, when the
 	 * two shared epochs' first operations ride.
 	 */
 	if (rank != 0 && fast_locks())
