@@ -20,8 +20,8 @@
 /* Sleep slices of a blocking call: short while sends wait for room. */
 #define UREL_MSG_SLEEP_MS 50
 #define UREL_MSG_RETRY_MS 1
-/* Reaped requests a context keeps for reuse. */
-#define UREL_MSG_SPARE_MAX 32
+/* Reaped requests a context keeps for reuse (UREL_MSG_REQ_CACHE). */
+#define UREL_MSG_SPARE_MAX 32U
 /* Longest a close waits for its last messages to be acknowledged. */
 #define UREL_MSG_LINGER_MS 1000
 /* The progress thread's longest sleep: how soon it sees a close. */
@@ -105,6 +105,39 @@ static void urel_msg_sent(struct urel_request *cr, const struct urel_completion 
 	urel_msg_sink_leave(s);
 }
 
+/*
+ * Under AddressSanitizer a reused request would hide an application's use
+ * of one it already completed: there, every reaped request is freed.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define UREL_MSG_SPARE_DEFAULT 0U
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UREL_MSG_SPARE_DEFAULT 0U
+#endif
+#endif
+#ifndef UREL_MSG_SPARE_DEFAULT
+#define UREL_MSG_SPARE_DEFAULT UREL_MSG_SPARE_MAX
+#endif
+
+/* The request cache's size, UREL_MSG_REQ_CACHE overriding the default. */
+static int urel_msg_spare_max(unsigned int *max)
+{
+	const char *s = getenv("UREL_MSG_REQ_CACHE");
+	unsigned long v;
+	char *end;
+
+	*max = UREL_MSG_SPARE_DEFAULT;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > UREL_MSG_SPARE_MAX)
+		return -EINVAL;
+	*max = (unsigned int)v;
+	return 0;
+}
+
 static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 			   struct urel_msg_attr *out)
 {
@@ -180,6 +213,8 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_msg_limits(ep, attr, &m->attr);
 	if (!ret)
 		ret = urel_msg_window_size(&m->rndv_win);
+	if (!ret)
+		ret = urel_msg_spare_max(&m->spare_max);
 	if (ret)
 		goto err_free;
 	m->sink = calloc(1, sizeof(*m->sink));
@@ -252,7 +287,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->spare = r->lnext;
 		free(r);
 	}
-	m->waiting.head = NULL;
+	m->waiting.head = m->waiting.tail = NULL;
 	urel_msg_free_recvs(m);
 	while (m->live) {
 		struct urel_msg_req *r = m->live;
@@ -337,11 +372,13 @@ struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
 
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r)
 {
-	r->prev = NULL;
-	r->next = l->head;
-	if (l->head)
-		l->head->prev = r;
-	l->head = r;
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
 	r->listed = true;
 }
 
@@ -355,6 +392,8 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 		l->head = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
 	r->next = r->prev = NULL;
 	r->listed = false;
 }
@@ -367,7 +406,7 @@ static void urel_msg_collect(struct urel_msg *m)
 	for (; r; r = next) {
 		next = r->rnext;
 		urel_msg_req_unlink(m, r);
-		if (m->nspare >= UREL_MSG_SPARE_MAX) {
+		if (m->nspare >= m->spare_max) {
 			free(r);
 			continue;
 		}
@@ -423,12 +462,21 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 
 /*
  * The application is done with @r (reaped): no lock, it waits on the
- * reaped stack for the next allocation (or close) to unlink it.
+ * reaped stack for the next allocation (or close) to unlink it. Without a
+ * cache it is freed now, so that any later use of it is a use after free.
  */
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 {
-	struct urel_msg_req *head = __atomic_load_n(&m->reaped, __ATOMIC_RELAXED);
+	struct urel_msg_req *head;
 
+	if (!m->spare_max) {
+		pthread_mutex_lock(&m->lock);
+		urel_msg_req_unlink(m, r);
+		pthread_mutex_unlock(&m->lock);
+		free(r);
+		return;
+	}
+	head = __atomic_load_n(&m->reaped, __ATOMIC_RELAXED);
 	do
 		r->rnext = head;
 	while (!__atomic_compare_exchange_n(&m->reaped, &head, r, true, __ATOMIC_RELEASE,

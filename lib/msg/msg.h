@@ -156,8 +156,9 @@ struct urel_msg_pending {
 	struct urel_msg_req *done_req; /* completes once posted */
 };
 
+/* Oldest first: reads are served, and answers found, in the order they began. */
 struct urel_msg_list {
-	struct urel_msg_req *head;
+	struct urel_msg_req *head, *tail;
 };
 
 struct urel_msg {
@@ -185,6 +186,11 @@ struct urel_msg {
 	struct urel_msg_req *reaped;
 	struct urel_msg_req *spare; /* linked by lnext */
 	unsigned int nspare;
+	/*
+	 * Reaped requests kept for reuse: 0 frees each at its reap, so that
+	 * a memory checker sees a use after completion (urel_msg_req_release()).
+	 */
+	unsigned int spare_max;
 	pthread_t thread; /* the progress thread, if attr.progress_thread == 1 */
 	bool stop; /* atomic: the progress thread ends */
 	unsigned int gets; /* RDMA gets in flight, all receives */

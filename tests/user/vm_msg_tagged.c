@@ -15,6 +15,9 @@
  *   limits also registers every rendezvous piecewise (UREL_MSG_RNDV_WINDOW);
  *   self        sends to UREL_MSG_SELF: buffered, waiting, posted, claimed;
  *   leftovers   close frees requests never tested or never matched (LSan);
+ *   reaped      a request used after its completion was reaped is caught by
+ *               ASan (no request cache in the sanitizer build), and goes
+ *               unseen with the cache forced on (the control);
  *   thread      with a progress thread, a receiver that computes without
  *               calling the library still completes a rendezvous and a
  *               synchronous send to it;
@@ -807,6 +810,68 @@ static void check_waitany_contexts(void)
 	}
 }
 
+/*
+ * In a child: a tiny send to ourselves, waited for (reaped), then cancelled
+ * (a use of the request after its reap). @cache sets UREL_MSG_REQ_CACHE.
+ * Returns the child's exit status and, in @err, what it printed on stderr.
+ */
+static int reap_misuse(const char *cache, char *err, size_t cap)
+{
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	int fds[2], status = -1;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	URT_CHECK_EQ(pipe(fds), 0);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct urel_device *dev;
+		struct urel_msg_req *s;
+		struct urel_msg *m;
+		struct urel_ep *ep;
+
+		dup2(fds[1], 2);
+		close(fds[0]);
+		setenv("UREL_MSG_REQ_CACHE", cache, 1);
+		if (urel_device_open(NULL, &dev) ||
+		    urel_ep_create(dev, (struct sockaddr *)&sin, sizeof(sin), NULL, &ep) ||
+		    urel_msg_open(ep, NULL, &m) ||
+		    urel_msg_isend(m, UREL_MSG_SELF, "x", 1, 0xb00, 0, &s) ||
+		    urel_msg_wait(s, NULL))
+			_exit(3);
+		/* A send cannot be cancelled: -EINVAL, read from freed memory. */
+		fprintf(stderr, "cancel after reap: %d\n", urel_msg_cancel(s));
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got + 1 < cap && (n = read(fds[0], err + got, cap - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = 0;
+	close(fds[0]);
+	URT_CHECK_EQ(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void check_reap_caught(void)
+{
+	static char err[65536];
+	int status;
+
+	status = reap_misuse("0", err, sizeof(err));
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3);
+	URT_CHECK(strstr(err, "heap-use-after-free") != NULL);
+	/* The sanitizer build's default is no cache: the same without the variable. */
+	status = reap_misuse("", err, sizeof(err));
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3);
+	URT_CHECK(strstr(err, "heap-use-after-free") != NULL);
+	/* Reused requests hide it: why the sanitizer build keeps none. */
+	status = reap_misuse("32", err, sizeof(err));
+	URT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	URT_CHECK(strstr(err, "cancel after reap: -22") && !strstr(err, "AddressSanitizer"));
+}
+
 static void check_attr(void)
 {
 	struct urel_msg_attr a = { .tiny_max = 100, .eager_max = 50 }, got;
@@ -855,12 +920,19 @@ int main(int argc, char **argv)
 	if (all || !strcmp(what, "quick") || !strcmp(what, "attr")) {
 		check_attr();
 		check_waitany_contexts();
+		check_reap_caught();
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "two")) {
 		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
-		/* And every rendezvous registered piecewise, in windows of two pages. */
+		/*
+		 * And every rendezvous registered piecewise, in windows of two
+		 * pages; with the request cache of non-sanitized builds, which
+		 * this build does not use by default.
+		 */
 		setenv("UREL_MSG_RNDV_WINDOW", "8192", 1);
+		setenv("UREL_MSG_REQ_CACHE", "32", 1);
 		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+		unsetenv("UREL_MSG_REQ_CACHE");
 		unsetenv("UREL_MSG_RNDV_WINDOW");
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "thread")) {
