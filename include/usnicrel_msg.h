@@ -120,6 +120,21 @@ struct urel_msg_stats {
 /* Fill *@st with the context's counters now. */
 int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st);
 
+/*
+ * Piecewise rendezvous: sends too large to pin at once, registered a window
+ * at a time under RLIMIT_MEMLOCK (urel_msg_stats(3)). Since LIBUSNICREL_0.7.
+ */
+struct urel_msg_rndv_stats {
+	uint64_t windows; /* windows of this context's sends registered */
+	uint64_t window_bytes; /* bytes in them */
+	uint64_t pin_waits; /* sends that waited to register a window (limit, memory) */
+	uint64_t failures; /* piecewise sends failed (nothing to wait for, or an error) */
+	uint64_t pinned_bytes; /* held in windows now by every context of the process */
+	uint64_t pinned_peak; /* the most pinned_bytes ever was */
+};
+
+int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats *st);
+
 /* Make progress without blocking; returns how many completions were handled. */
 int urel_msg_progress(struct urel_msg *m);
 

@@ -200,7 +200,8 @@ int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const voi
  * that completes when the operation did locally (@buf may be reused, a
  * get's or fetch's result is in place). Flush, unlock and unlock_all
  * complete them at the target too; every request must still be tested to
- * completion or waited for, before the window is freed.
+ * completion or waited for, which frees it, before or after the window is
+ * freed (a request outlives its window, as in MPI).
  */
 struct urel_win_req;
 

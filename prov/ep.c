@@ -182,6 +182,21 @@ static int urel_fi_ep_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+/* Large sends registered piecewise under RLIMIT_MEMLOCK (usnicrel_msg(7)), if any. */
+static void urel_fi_ep_log_windows(struct urel_fi_ep *ep)
+{
+	struct urel_msg_rndv_stats rs;
+
+	if (urel_msg_rndv_stats(ep->m, &rs) || !(rs.windows || rs.pin_waits || rs.failures))
+		return;
+	UREL_FI_INFO(FI_LOG_EP_CTRL,
+		     "piecewise rendezvous: %llu windows, %llu bytes, %llu waits for pinned "
+		     "memory, %llu failed sends; process peak %llu bytes pinned\n",
+		     (unsigned long long)rs.windows, (unsigned long long)rs.window_bytes,
+		     (unsigned long long)rs.pin_waits, (unsigned long long)rs.failures,
+		     (unsigned long long)rs.pinned_peak);
+}
+
 static int urel_fi_ep_close(struct fid *fid)
 {
 	struct urel_fi_ep *ep = container_of(fid, struct urel_fi_ep, fid.fid);
@@ -195,6 +210,7 @@ static int urel_fi_ep_close(struct fid *fid)
 		     ep->posted[UREL_FI_POSTED_SEND], ep->posted[UREL_FI_POSTED_RECV],
 		     ep->posted[2 + UREL_FI_RMA_WRITE], ep->posted[2 + UREL_FI_RMA_READ],
 		     ep->posted[2 + UREL_FI_RMA_ATOMIC]);
+	urel_fi_ep_log_windows(ep);
 	if (ep->tx_cq)
 		urel_fi_cq_unbind_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)

@@ -241,6 +241,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 		if (ret)
 			goto err_reg;
 	}
+	urel_msg_pins_join(m);
 	*mp = m;
 	return 0;
 err_reg:
@@ -260,6 +261,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 {
 	if (!m)
 		return -EINVAL;
+	urel_msg_pins_leave(m);
 	if (m->attr.progress_thread == 1) {
 		__atomic_store_n(&m->stop, true, __ATOMIC_RELEASE);
 		pthread_join(m->thread, NULL);
@@ -345,6 +347,22 @@ UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
 		.deferred = m->deferred,
 	};
 	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+UREL_API int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats *st)
+{
+	if (!m || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	*st = (struct urel_msg_rndv_stats){
+		.windows = m->win_count,
+		.window_bytes = m->win_bytes,
+		.pin_waits = m->pin_waits,
+		.failures = m->pin_failures,
+	};
+	pthread_mutex_unlock(&m->lock);
+	urel_msg_pins_usage(&st->pinned_bytes, &st->pinned_peak);
 	return 0;
 }
 
@@ -692,16 +710,28 @@ static bool urel_msg_idle(const struct urel_msg *m, uint64_t now)
 	       !__atomic_load_n(&m->reading.head, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->early_stalled, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&m->pin_again, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->pin_waiters, __ATOMIC_RELAXED) &&
 	       now - __atomic_load_n(&m->last_ping_ms, __ATOMIC_RELAXED) < m->attr.keepalive_ms;
 }
 
 UREL_API int urel_msg_progress(struct urel_msg *m)
 {
+	if (!m)
+		return -EINVAL;
+	return urel_msg_progress_one(m, false);
+}
+
+/*
+ * One progress pass. With @help (blocking calls, whose caller cannot
+ * progress anything else meanwhile), also one of each context holding
+ * windows while sends of ours wait for pinned memory (pins.c).
+ */
+int urel_msg_progress_one(struct urel_msg *m, bool help)
+{
+	unsigned long gen;
 	uint64_t now;
 	int n;
 
-	if (!m)
-		return -EINVAL;
 	n = urel_ep_progress(m->ep, 0);
 	/*
 	 * Every call asks for the time: the coarse clock is read without a
@@ -716,13 +746,19 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
-	if (m->pin_again) {
+	/* Another context (or an allocation) may have left room since the last try. */
+	gen = urel_msg_pins_gen();
+	if (m->pin_again || (m->pin_waiters && gen != m->pin_seen)) {
 		m->pin_again = false;
+		m->pin_seen = gen;
 		m->pin_retry = true;
 		urel_msg_win_retry(m);
 	}
 	urel_msg_keepalive(m, now);
+	help = help && m->pin_waiters;
 	pthread_mutex_unlock(&m->lock);
+	if (help)
+		urel_msg_pins_help(m);
 	return n;
 }
 
@@ -770,11 +806,12 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	for (;;) {
 		pthread_mutex_lock(&m->lock);
 		done = ready(arg);
-		stalled = m->pend || m->reading.head;
+		/* Waiting for another context's windows: its release wakes no fd of ours. */
+		stalled = m->pend || m->reading.head || m->pin_waiters;
 		pthread_mutex_unlock(&m->lock);
 		if (done)
 			return 0;
-		n = urel_msg_progress(m);
+		n = urel_msg_progress_one(m, true);
 		if (n < 0)
 			return n;
 		if (n) {

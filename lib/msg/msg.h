@@ -203,10 +203,16 @@ struct urel_msg {
 	uint64_t deferred; /* arrivals put back for lack of memory */
 	bool early_stalled; /* a due early arrival waits for memory */
 	size_t rndv_win; /* larger sends are registered piecewise (SIZE_MAX: never) */
-	unsigned long pinned; /* windows registered, all of matched messages */
-	unsigned long pin_waiters; /* sends waiting for one to be released */
+	unsigned long pinned; /* windows registered, all of matched messages; read atomic */
+	unsigned long pin_waiters; /* sends waiting for one to be released; read atomic */
+	unsigned long pin_seen; /* the process's release generation waiters last tried at */
 	bool pin_retry; /* one was released: waiters try again */
 	bool pin_again; /* atomic: an allocation failed, progress retries */
+	struct urel_msg *pins_next; /* the process's contexts (pins.c) */
+	/* piecewise rendezvous, for urel_msg_rndv_stats() */
+	uint64_t win_count, win_bytes; /* windows registered, bytes in them */
+	uint64_t pin_waits; /* sends that began waiting to register a window */
+	uint64_t pin_failures; /* sends failed: nothing pinned anywhere to wait for */
 };
 
 /* ctx.c */
@@ -224,6 +230,7 @@ void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
+int urel_msg_progress_one(struct urel_msg *m, bool help);
 void urel_msg_put64(unsigned char *p, uint64_t v);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
 bool urel_msg_peer_fatal(int err);
@@ -249,6 +256,16 @@ void urel_msg_win_retry(struct urel_msg *m);
 void urel_msg_on_cts(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, uint64_t rid,
 		     uint64_t want);
 void urel_msg_on_wdone(struct urel_msg *m, urel_peer_t peer, uint64_t sreq, uint64_t off);
+
+/* pins.c: the process's budget of windows */
+void urel_msg_pins_join(struct urel_msg *m);
+void urel_msg_pins_leave(struct urel_msg *m);
+void urel_msg_pins_take(struct urel_msg *m, size_t len);
+void urel_msg_pins_drop(struct urel_msg *m, size_t len);
+unsigned long urel_msg_pins_gen(void);
+unsigned long urel_msg_pins_held(void);
+void urel_msg_pins_usage(uint64_t *bytes, uint64_t *peak);
+void urel_msg_pins_help(struct urel_msg *m);
 
 /* recv.c */
 int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,

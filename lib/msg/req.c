@@ -133,7 +133,7 @@ static int urel_msg_any_contexts(struct urel_msg_any *a)
 				continue;
 			if (!first)
 				first = m;
-			n = urel_msg_progress(m);
+			n = urel_msg_progress_one(m, true);
 			if (n < 0)
 				return n;
 			moved += n;

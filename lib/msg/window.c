@@ -7,7 +7,9 @@
  * receiver asks (CTS) and the sender registers the message a window at a
  * time, two at most, each dropped when the receiver says it read it
  * (WDONE). Nothing is pinned for a message nobody has matched, so pinned
- * memory always belongs to reads under way and is released as they end.
+ * memory always belongs to reads under way and is released as they end;
+ * that holds for the whole process, whose contexts share the limit and
+ * wait for each other's windows (pins.c).
  */
 #include <errno.h>
 #include <linux/capability.h>
@@ -105,11 +107,29 @@ static struct urel_msg_req *urel_msg_win_find(struct urel_msg *m, urel_peer_t pe
 static void urel_msg_win_drop(struct urel_msg *m, struct urel_msg_win *w)
 {
 	urel_mr_dereg(w->mr);
+	urel_msg_pins_drop(m, w->len);
 	*w = (struct urel_msg_win){ 0 };
-	m->pinned--;
 	/* Room again: sends that could not register may now. */
 	if (m->pin_waiters)
 		m->pin_retry = true;
+}
+
+static void urel_msg_win_wait(struct urel_msg *m, struct urel_msg_req *r, unsigned long gen)
+{
+	if (!r->pin_wait) {
+		r->pin_wait = true;
+		__atomic_add_fetch(&m->pin_waiters, 1, __ATOMIC_RELAXED);
+		m->pin_waits++;
+	}
+	m->pin_seen = gen;
+}
+
+static void urel_msg_win_unwait(struct urel_msg *m, struct urel_msg_req *r)
+{
+	if (r->pin_wait) {
+		r->pin_wait = false;
+		__atomic_sub_fetch(&m->pin_waiters, 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* Drop what send @r still holds (it completed or failed). Under m->lock. */
@@ -119,10 +139,7 @@ void urel_msg_win_release(struct urel_msg *m, struct urel_msg_req *r)
 		if (r->win[i].mr)
 			urel_msg_win_drop(m, &r->win[i]);
 	}
-	if (r->pin_wait) {
-		r->pin_wait = false;
-		m->pin_waiters--;
-	}
+	urel_msg_win_unwait(m, r);
 }
 
 static int urel_msg_win_announce(struct urel_msg *m, struct urel_msg_req *r, size_t off, size_t len,
@@ -148,19 +165,22 @@ static void urel_msg_win_fail(struct urel_msg *m, struct urel_msg_req *r, int er
 		m->dropped++;
 	urel_msg_list_del(&m->waiting, r);
 	urel_msg_send_done(r, err);
+	m->pin_failures++;
 }
 
 /*
  * Register and announce the windows @r may hold. A window that does not fit
  * is halved down to UREL_MSG_WIN_MIN; if even that fails while windows of
- * ours are out, it waits for one to be read; with none out, nothing will
- * free memory, so the send fails. A failed allocation only delays it.
- * Under m->lock.
+ * any context of the process are out, it waits for one to be read; with
+ * none out, nothing will free memory, so the send fails. A failed
+ * allocation only delays it. Under m->lock.
  */
 static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 {
 	while (r->reg_pos < r->swant && (!r->win[0].mr || !r->win[1].mr)) {
 		struct urel_msg_win *w = r->win[0].mr ? &r->win[1] : &r->win[0];
+		/* Read first: a release after our attempt must wake us. */
+		unsigned long gen = urel_msg_pins_gen();
 		size_t len = r->swant - r->reg_pos;
 		struct urel_mr *mr = NULL;
 		int ret;
@@ -176,36 +196,28 @@ static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 			len /= 2;
 		}
 		/*
-		 * Our own windows will be released as they are read; a failed
-		 * allocation passes (progress retries). Only the limit with
-		 * nothing of ours to release fails the send.
+		 * Windows of the process (ours or another context's) will be
+		 * released as they are read; a failed allocation passes
+		 * (progress retries). Only the limit with no window out
+		 * anywhere in the process fails the send.
 		 */
-		if (ret == -ENOMEM && (m->pinned || !urel_msg_over_memlock(len))) {
-			if (!r->pin_wait) {
-				r->pin_wait = true;
-				m->pin_waiters++;
-			}
-			if (!m->pinned)
-				m->pin_again = true;
+		if (ret == -ENOMEM && (urel_msg_pins_held() || !urel_msg_over_memlock(len))) {
+			urel_msg_win_wait(m, r, gen);
+			if (!urel_msg_pins_held())
+				__atomic_store_n(&m->pin_again, true, __ATOMIC_RELAXED);
 			return;
 		}
 		if (ret) {
 			urel_msg_win_fail(m, r, ret);
 			return;
 		}
-		if (r->pin_wait) {
-			r->pin_wait = false;
-			m->pin_waiters--;
-		}
+		urel_msg_win_unwait(m, r);
 		ret = urel_msg_win_announce(m, r, r->reg_pos, len, urel_mr_rkey(mr), 0);
 		if (ret == -ENOMEM) {
 			/* Not even queued: progress registers and announces it again. */
 			urel_mr_dereg(mr);
-			if (!r->pin_wait) {
-				r->pin_wait = true;
-				m->pin_waiters++;
-			}
-			m->pin_again = true;
+			urel_msg_win_wait(m, r, gen);
+			__atomic_store_n(&m->pin_again, true, __ATOMIC_RELAXED);
 			return;
 		}
 		if (ret) {
@@ -214,12 +226,16 @@ static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 			return;
 		}
 		*w = (struct urel_msg_win){ .mr = mr, .off = r->reg_pos, .len = len };
-		m->pinned++;
+		urel_msg_pins_take(m, len);
 		r->reg_pos += len;
 	}
 }
 
-/* Give the sends that waited for pinned memory another try. Under m->lock. */
+/*
+ * Give the sends that waited for pinned memory another try, oldest first;
+ * the first that still cannot pin stops the pass (the others would fail
+ * the same, each at the cost of a few registrations). Under m->lock.
+ */
 void urel_msg_win_retry(struct urel_msg *m)
 {
 	while (m->pin_retry) {
@@ -228,8 +244,11 @@ void urel_msg_win_retry(struct urel_msg *m)
 		m->pin_retry = false;
 		for (r = m->waiting.head; r && m->pin_waiters; r = next) {
 			next = r->next;
+			if (!r->pin_wait)
+				continue;
+			urel_msg_win_fill(m, r);
 			if (r->pin_wait)
-				urel_msg_win_fill(m, r);
+				break;
 		}
 	}
 }

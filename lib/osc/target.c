@@ -120,8 +120,8 @@ static void urel_osc_on_acc_ack(struct urel_win *w, int src, const struct urel_a
 			return;
 		}
 		t->am_out--;
-		if (wi->status && !w->err)
-			w->err = wi->status;
+		if (wi->status && !t->err)
+			t->err = wi->status;
 		return;
 	}
 	for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
@@ -432,8 +432,8 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		if (t->unlocked)
 			return 0;
 		t->unlocked = true;
-		if (wi->status && !w->err)
-			w->err = wi->status;
+		if (wi->status && !t->err)
+			t->err = wi->status;
 		return 1;
 	case UREL_OSC_POST:
 		t->posts++;

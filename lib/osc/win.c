@@ -390,13 +390,14 @@ UREL_API int urel_win_free(struct urel_win *w)
 	if (ret)
 		return ret;
 	/* Every member has finished every epoch once all reach this barrier. */
-	ret = urel_osc_flush_targets(w, -1);
+	ret = urel_osc_flush_targets(w, UREL_OSC_ALL);
 	/* A dead member never reaches the barrier: free locally. */
 	if (!ret && urel_osc_any_dead(w))
 		ret = UREL_WIN_ERR_PEER;
 	if (!ret)
 		ret = urel_group_barrier(w->g);
 	urel_osc_drain_rdma(w);
+	urel_osc_reqs_orphan(w);
 	urel_osc_destroy(w);
 	return ret;
 }

@@ -10,7 +10,8 @@
 # to the rank's own window and to the others', on every window flavor.
 # The 2-rank two-sided job runs as nobody under an 8 MiB memlock limit and
 # also sends 64 MiB messages (mpi_twosided big); "mpi_urel.sh big" runs only
-# that job.
+# that job. Its provider log (FI_LOG_LEVEL=info) must show windows
+# registered piecewise and no failed piecewise send.
 # For the one-sided runs, the provider logs (FI_LOG_LEVEL=info) how many
 # writes, reads and atomics each endpoint posted: none of the three may be 0.
 set -euo pipefail
@@ -23,18 +24,20 @@ fails=0
 # library's rendezvous registers them piecewise instead of hanging.
 run() {
 	local np=$1 user=${2:-} out rc=0 t0=$SECONDS
-	local pre=(env) args=() root=(--allow-run-as-root)
+	local pre=(env) args=() root=(--allow-run-as-root) log=()
 	if [ "$user" = nobody ]; then
 		pre=(prlimit --memlock=8388608:8388608 setpriv --reuid=65534 --regid=65534
 			--clear-groups --inh-caps=-all env HOME=/tmp)
 		args=(big)
 		root=()
+		log=(-x FI_LOG_LEVEL=info -x FI_LOG_PROV=urel)
 		chmod 0666 /dev/usnic_rel
 	fi
 	echo "${user:+as $user, memlock 8 MiB: }mpirun -np $np --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel mpi_twosided ${args[*]}"
 	out=$(cd /tmp && timeout 400 "${pre[@]}" mpirun "${root[@]}" --oversubscribe -np "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include urel \
-		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "$prog" "${args[@]}" 2>&1) || rc=$?
+		--mca mtl_base_verbose 100 -x FI_PROVIDER_PATH "${log[@]}" "$prog" "${args[@]}" 2>&1) ||
+		rc=$?
 	[ "$user" = nobody ] && chmod 0600 /dev/usnic_rel
 	if [ $rc -ne 0 ]; then
 		echo "$out" | tail -40
@@ -51,6 +54,17 @@ run() {
 	}
 	grep -q 'mtl:ofi:provider: urel' <<<"$out" || {
 		echo "FAIL: -np $np: Open MPI did not select urel"
+		fails=$((fails + 1))
+	}
+	[ "$user" = nobody ] || return 0
+	# The 64 MiB messages went piecewise (windows logged as each endpoint closed), none failed.
+	local win
+	win=$({ grep -o 'piecewise rendezvous: .*' <<<"$out" || true; } |
+		awk '{ w += $3; f += $12 } END { print w + 0, f + 0 }')
+	echo "piecewise (windows, failed sends): $win"
+	set -- $win
+	[ "$1" -gt 0 ] && [ "$2" -eq 0 ] || {
+		echo "FAIL: -np $np as $user: no piecewise windows, or failed piecewise sends"
 		fails=$((fails + 1))
 	}
 }

@@ -297,6 +297,50 @@ static void test_counter(struct urel_group *g)
 
 /* A mutex from compare-and-swap guards a non-atomic get, add, put at rank 0. */
 /*
+ * Requests outlive their window (as MPI's do): completed by the unlock,
+ * tested and waited for only after urel_win_free(), which must neither
+ * leak their fetches nor leave them pointing at the freed window (ASan).
+ * Every rank adds 1 to rank 0's counter at 24 and reads back from its
+ * right neighbour the first 8 bytes it rput there (pattern round 3).
+ */
+static void test_requests_outlive(struct urel_win *w, struct urel_group *g, int right)
+{
+	uint64_t one = 1, fetched = UINT64_MAX, got = 0, want = 0, *all;
+	struct urel_win_req *reqs[3];
+	int ret;
+
+	all = calloc((size_t)nranks, 8);
+	OK(urel_win_lock_all(w, 0));
+	OK(urel_win_rget_accumulate(w, &one, &fetched, 1, UREL_WIN_UINT64, 0, 24, UREL_WIN_SUM,
+				    &reqs[0]));
+	OK(urel_win_rget(w, &got, sizeof(got), right, 64, &reqs[1]));
+	OK(urel_win_raccumulate(w, &one, 1, UREL_WIN_UINT64, 0, 32, UREL_WIN_SUM, &reqs[2]));
+	OK(urel_win_unlock_all(w));
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	OK(urel_win_req_wait(reqs[0]));
+	do
+		ret = urel_win_req_test(reqs[1]);
+	while (ret == 0);
+	EXPECT(ret, 1);
+	OK(urel_win_req_wait(reqs[2]));
+	for (size_t i = 0; i < sizeof(want); i++)
+		want |= (uint64_t)pattern(rank, i, 3) << (8 * i);
+	CHECK(got == want, "rget waited for after the free: %#llx, want %#llx",
+	      (unsigned long long)got, (unsigned long long)want);
+	/* Each rank fetched a different value below nranks. */
+	OK(urel_group_allgather(g, &fetched, sizeof(fetched), all));
+	for (int r = 0; r < nranks; r++) {
+		for (int q = 0; q < r; q++)
+			CHECK(all[r] != all[q], "ranks %d and %d fetched %llu both", q, r,
+			      (unsigned long long)all[r]);
+		CHECK(all[r] < (uint64_t)nranks, "rank %d fetched %llu", r,
+		      (unsigned long long)all[r]);
+	}
+	free(all);
+}
+
+/*
  * Request-based operations in lock_all: rput a pattern into the right
  * neighbour (several RDMA pieces) and rget it back, raccumulate and
  * rget_accumulate into rank 0's counters (the fetched values of each
@@ -383,7 +427,7 @@ static void test_requests(struct urel_group *g)
 		free(seen);
 	}
 	OK(urel_group_barrier(g));
-	OK(urel_win_free(w));
+	test_requests_outlive(w, g, right);
 	free(src);
 	free(back);
 	free(got);

@@ -29,7 +29,14 @@
  *               reverse order (more than the limit if each were pinned
  *               whole), go through, registered piecewise; under a 32 KiB
  *               limit, where not even one window can be pinned, the send
- *               and its receive fail with -ENOMEM instead of waiting.
+ *               and its receive fail with -ENOMEM instead of waiting;
+ *               then four contexts of one process, each on its own
+ *               endpoint, send 4 MiB each at once under the 8 MiB limit:
+ *               the process's windows cannot all be pinned, so the later
+ *               contexts wait for the earlier ones' windows instead of
+ *               failing, one of them blocked in urel_msg_wait() on its own
+ *               context (urel_msg_rndv_stats() proves the windows, the
+ *               waits and that the process never pinned above the limit).
  * Usage: vm_msg_tagged [all|quick|attr|two|thread|alltoall|big]; quick (for the debug kernel)
  * is one round without the 1 MiB messages.
  */
@@ -633,6 +640,21 @@ static void t_alltoall(struct urt_job *j)
 
 #define BIG (64u << 20)
 
+/* The piecewise counters of @m: windows of at most a quarter of the 8 MiB limit. */
+static void check_windows(struct urel_msg *m, uint64_t bytes, uint64_t waits_min)
+{
+	struct urel_msg_rndv_stats rs;
+
+	URT_CHECK_EQ(urel_msg_rndv_stats(m, &rs), 0);
+	URT_CHECK_EQ(rs.window_bytes, bytes);
+	URT_CHECK(rs.windows >= bytes / (2u << 20));
+	URT_CHECK(rs.pin_waits >= waits_min);
+	URT_CHECK_EQ(rs.failures, 0);
+	/* Every window of a finished send is released. */
+	URT_CHECK_EQ(rs.pinned_bytes, 0);
+	URT_CHECK(rs.pinned_peak > 0 && rs.pinned_peak <= (8u << 20));
+}
+
 static void t_big(struct urt_job *j)
 {
 	uint8_t *buf = xmalloc(BIG);
@@ -644,6 +666,7 @@ static void t_big(struct urt_job *j)
 		t0 = urt_now_ms();
 		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, BIG, 0x64), 0);
 		printf("vm_msg_tagged: 64 MiB rendezvous in %lld ms\n", urt_now_ms() - t0);
+		check_windows(j->m, BIG, 0);
 	} else {
 		memset(buf, 0, BIG);
 		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, BIG, 0x64, 0, &st), 0);
@@ -696,7 +719,12 @@ static void t_big_refused(struct urt_job *j)
 
 	memset(buf, 1, 1u << 20);
 	if (j->rank == 0) {
+		struct urel_msg_rndv_stats rs;
+
 		URT_CHECK_EQ(urel_msg_send(j->m, j->peer[1], buf, 1u << 20, 0x99), -ENOMEM);
+		URT_CHECK_EQ(urel_msg_rndv_stats(j->m, &rs), 0);
+		URT_CHECK(rs.windows == 0 && rs.pin_waits == 0);
+		URT_CHECK_EQ(rs.failures, 1);
 	} else {
 		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[0], buf, 1u << 20, 0x99, 0, &st), -ENOMEM);
 		URT_CHECK_EQ(st.len, 1u << 20);
@@ -713,6 +741,168 @@ static void t_big_refused(struct urt_job *j)
 		}
 	}
 	free(buf);
+}
+
+#define NCTX 4
+#define CTX_LEN (4u << 20)
+
+struct ctxs {
+	struct urel_ep *ep[NCTX];
+	struct urel_msg *m[NCTX];
+	urel_peer_t to[NCTX]; /* the other rank's context of the same index */
+};
+
+/* NCTX more contexts, each on its own endpoint, joined to the other rank's. */
+static void ctxs_open(struct urt_job *j, struct ctxs *c)
+{
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	uint16_t mine[NCTX], theirs[NCTX];
+	struct urel_msg_req *s;
+	int other = 1 - j->rank;
+
+	for (int k = 0; k < NCTX; k++) {
+		URT_CHECK_EQ(urel_ep_create(j->dev, (struct sockaddr *)&sin, sizeof(sin), NULL,
+					    &c->ep[k]),
+			     0);
+		URT_CHECK_EQ(urel_msg_open(c->ep[k], NULL, &c->m[k]), 0);
+		mine[k] = urt_ep_port(c->ep[k]);
+	}
+	URT_CHECK_EQ(urel_msg_isend(j->m, j->peer[other], mine, sizeof(mine), 0xc0, 0, &s), 0);
+	URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[other], theirs, sizeof(theirs), 0xc0, 0, NULL), 0);
+	URT_CHECK_EQ(urel_msg_wait(s, NULL), 0);
+	for (int k = 0; k < NCTX; k++) {
+		struct sockaddr_in o = urt_sin("127.0.0.1", theirs[k]);
+
+		URT_CHECK_EQ(urel_av_insert(c->ep[k], (struct sockaddr *)&o, sizeof(o), &c->to[k]),
+			     0);
+	}
+}
+
+static void ctxs_close(struct ctxs *c)
+{
+	for (int k = 0; k < NCTX; k++) {
+		URT_CHECK_EQ(urel_msg_close(c->m[k]), 0);
+		urel_ep_destroy(c->ep[k]);
+	}
+}
+
+/* Progress every context in turn until each one's request completed. */
+static void ctxs_wait(struct urel_msg_req **req, struct urel_msg_status *st)
+{
+	int left = 0;
+
+	for (int k = 0; k < NCTX; k++)
+		left += req[k] != NULL;
+	while (left) {
+		for (int k = 0; k < NCTX; k++) {
+			int ret;
+
+			if (!req[k])
+				continue;
+			ret = urel_msg_test(req[k], &st[k]);
+			if (!ret)
+				continue;
+			URT_CHECK_EQ(ret, 1);
+			URT_CHECK_EQ(st[k].error, 0);
+			req[k] = NULL;
+			left--;
+		}
+	}
+}
+
+static struct urel_msg_rndv_stats ctx_stat(struct urel_msg *m)
+{
+	struct urel_msg_rndv_stats rs = { 0 };
+
+	URT_CHECK_EQ(urel_msg_rndv_stats(m, &rs), 0);
+	return rs;
+}
+
+/*
+ * One 4 MiB message per context, from rank 0's four contexts to rank 1's,
+ * under an 8 MiB limit. Every request for windows reaches rank 0 before it
+ * takes any; contexts 0 and 1 take theirs first (2 MiB, two each: the whole
+ * limit), so context 2 finds the limit reached by other contexts' windows
+ * and must wait, not fail; context 3 then blocks in urel_msg_wait() alone,
+ * and only its wait's progress of contexts 0 and 1 can release their
+ * windows (nothing else progresses them meanwhile).
+ */
+static void t_big_contexts(struct urt_job *j)
+{
+	struct urel_msg_status st[NCTX];
+	struct urel_msg_req *req[NCTX];
+	uint64_t windows = 0, bytes = 0, waits = 0;
+	uint8_t *buf[NCTX];
+	struct ctxs c;
+
+	ctxs_open(j, &c);
+	for (int k = 0; k < NCTX; k++) {
+		/* Page-aligned: a 2 MiB window pins 512 pages, not 513. */
+		buf[k] = aligned_alloc(4096, CTX_LEN);
+		URT_CHECK(buf[k] != NULL);
+		if (!buf[k])
+			exit(1);
+		if (j->rank == 0) {
+			urt_fill(buf[k], 200 + (uint64_t)k, CTX_LEN);
+			URT_CHECK_EQ(
+				urel_msg_isend(c.m[k], c.to[k], buf[k], CTX_LEN, 0xd0, 0, &req[k]),
+				0);
+		} else {
+			memset(buf[k], 0, CTX_LEN);
+		}
+	}
+	if (j->rank == 1) {
+		/* Every request-to-send arrived: match each, which asks for windows. */
+		for (int k = 0; k < NCTX; k++) {
+			while (urel_msg_iprobe(c.m[k], c.to[k], 0xd0, 0, &st[k]) == 0)
+				;
+			URT_CHECK_EQ(
+				urel_msg_irecv(c.m[k], c.to[k], buf[k], CTX_LEN, 0xd0, 0, &req[k]),
+				0);
+		}
+	}
+	urt_job_barrier(j);
+	if (j->rank == 0) {
+		usleep(200 * 1000); /* the requests for windows land on every endpoint */
+		for (int k = 0; k < 2; k++) {
+			while (ctx_stat(c.m[k]).windows < 2)
+				URT_CHECK(urel_msg_progress(c.m[k]) >= 0);
+		}
+		/* Context 2 takes its request for windows: it must wait, not fail. */
+		while (!ctx_stat(c.m[2]).pin_waits && !ctx_stat(c.m[2]).failures)
+			URT_CHECK(urel_msg_progress(c.m[2]) >= 0);
+		URT_CHECK_EQ(ctx_stat(c.m[2]).failures, 0);
+		URT_CHECK_EQ(urel_msg_wait(req[3], &st[3]), 0);
+		URT_CHECK(ctx_stat(c.m[3]).pin_waits >= 1);
+		req[3] = NULL;
+	}
+	ctxs_wait(req, st);
+	for (int k = 0; k < NCTX; k++) {
+		struct urel_msg_rndv_stats rs;
+
+		if (j->rank == 1) {
+			URT_CHECK_EQ(st[k].received, CTX_LEN);
+			URT_CHECK_EQ(urt_verify(buf[k], 200 + (uint64_t)k, CTX_LEN), 0);
+		}
+		URT_CHECK_EQ(urel_msg_rndv_stats(c.m[k], &rs), 0);
+		windows += rs.windows;
+		bytes += rs.window_bytes;
+		waits += rs.pin_waits;
+		free(buf[k]);
+	}
+	if (j->rank == 0) {
+		printf("vm_msg_tagged: %d contexts, %d x 4 MiB: %llu windows, %llu waits\n", NCTX,
+		       NCTX, (unsigned long long)windows, (unsigned long long)waits);
+		URT_CHECK_EQ(bytes, (uint64_t)NCTX * CTX_LEN);
+		for (int k = 0; k < NCTX; k++)
+			check_windows(c.m[k], CTX_LEN, 0);
+		/* Two contexts' windows fill the limit: the other two waited. */
+		URT_CHECK(waits >= 2);
+	} else {
+		/* The receiver registers nothing. */
+		URT_CHECK_EQ(windows, 0);
+	}
+	ctxs_close(&c);
 }
 
 /* Drop root for nobody with @memlock bytes lockable; the device opened to all first. */
@@ -748,6 +938,7 @@ static int check_pinned(void)
 			} else {
 				r |= urt_job_run(2, NULL, t_big, 300);
 				r |= urt_job_run(2, NULL, t_big_many, 300);
+				r |= urt_job_run(2, NULL, t_big_contexts, 300);
 			}
 			_exit(r || urt_failures ? 1 : 0);
 		}
