@@ -165,6 +165,10 @@ struct urel_win_stats {
 	/* Origin side: exclusive locks taken on the target's lock word with the
 	 * kernel's compare-and-swap, without its process (UREL_WIN_FAST_LOCK). */
 	uint64_t lock_fast;
+	/* Blocking calls that slept until their timeout although what they
+	 * waited for had been served meanwhile (by another thread's progress):
+	 * a wake-up lost. 0 unless the process is out of file descriptors. */
+	uint64_t late_wakeups;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 
@@ -200,7 +204,8 @@ int urel_win_compare_and_swap(struct urel_win *w, const void *operand, const voi
  * that completes when the operation did locally (@buf may be reused, a
  * get's or fetch's result is in place). Flush, unlock and unlock_all
  * complete them at the target too; every request must still be tested to
- * completion or waited for, before the window is freed.
+ * completion or waited for, which frees it, before or after the window is
+ * freed (a request outlives its window, as in MPI).
  */
 struct urel_win_req;
 

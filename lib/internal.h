@@ -193,6 +193,9 @@ int urel_rx_kick(struct urel_ep *ep);
 int urel_rx_post_all(struct urel_ep *ep);
 bool urel_rx_claim(struct urel_ep *ep, uint32_t buf);
 
+/* wait.c */
+int urel_device_wait_fd(struct urel_device *dev, int fd, int timeout_ms);
+
 /* device.c */
 void urel_device_add_ep(struct urel_device *dev, struct urel_ep *ep);
 void urel_device_remove_ep(struct urel_device *dev, struct urel_ep *ep);

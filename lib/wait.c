@@ -30,28 +30,40 @@ static bool urel_device_kick_all(struct urel_device *dev)
 	return stalled;
 }
 
-UREL_API int urel_device_wait(struct urel_device *dev, int timeout_ms)
+/*
+ * urel_device_wait(), also woken when @fd (ignored if negative) becomes
+ * readable: a layer whose completions another thread may dispatch while
+ * this one sleeps has that thread wake it there (lib/osc/ctx.c).
+ */
+int urel_device_wait_fd(struct urel_device *dev, int fd, int timeout_ms)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	int n, slice;
 
 	if (!dev || timeout_ms < -1)
 		return -EINVAL;
-	pfd.fd = dev->fd;
-	pfd.events = POLLIN;
+	pfd[0].fd = dev->fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = fd;
+	pfd[1].events = POLLIN;
 	for (;;) {
 		slice = timeout_ms;
 		if (urel_device_kick_all(dev) &&
 		    (timeout_ms < 0 || timeout_ms > UREL_WAIT_RETRY_MS))
 			slice = UREL_WAIT_RETRY_MS;
-		n = poll(&pfd, 1, slice);
+		n = poll(pfd, 2, slice);
 		if (n < 0)
 			return -errno;
 		if (n > 0)
-			return pfd.revents & POLLIN ? 1 : -EIO;
+			return (pfd[0].revents | pfd[1].revents) & POLLIN ? 1 : -EIO;
 		if (slice == timeout_ms)
 			return 0;
 		if (timeout_ms > 0)
 			timeout_ms -= slice;
 	}
+}
+
+UREL_API int urel_device_wait(struct urel_device *dev, int timeout_ms)
+{
+	return urel_device_wait_fd(dev, -1, timeout_ms);
 }

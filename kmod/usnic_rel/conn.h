@@ -160,6 +160,7 @@ struct usnic_rel_conn {
 	u64 hs_echo;			/* the peer's cookie, echoed in our HELLO */
 	u32 hs_dst;			/* dst_incarnation of our next HELLO */
 	bool hs_owed;			/* a HELLO must go out (tx_work) */
+	bool hs_unconfirmed;		/* paired on its challenge: our proof may be lost */
 	unsigned long hs_next;		/* jiffies: no challenge before this */
 	struct {			/* debugfs: why a peer does not talk */
 		bool hello_sent;	/* by us, since our epoch began */

@@ -60,6 +60,7 @@ void usnic_rel_hs_new_epoch(struct usnic_rel_conn *conn)
 	conn->prev_incarnation = 0;
 	conn->hs_echo = 0;
 	conn->hs_dst = 0;
+	conn->hs_unconfirmed = false;
 	conn->hs_stats.hello_sent = false;
 }
 
@@ -181,11 +182,18 @@ static void usnic_rel_hs_pair(struct usnic_rel_ep *ep,
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		usnic_rel_rxwin_reset(&conn->chan[i].rx, pkt->hello.isn[i]);
 	usnic_rel_hs_release(conn);
-	usnic_rel_rto_progress(&conn->rto);
+	usnic_rel_rto_paired(&conn->rto);
 	usnic_rel_count(ep, USNIC_REL_CNT_HANDSHAKES, 1);
 	conn->hs_stats.pairings++;
 	conn->hs_stats.stalled = false;
-	/* Our proof for the peer, which may not have paired with us yet. */
+	/*
+	 * Our proof for the peer, which has not paired with us yet if it asked
+	 * for it. Until a packet of the pairing comes from it, the proof goes
+	 * again with every retransmission timeout (timers.c): were it lost,
+	 * the peer would drop all we release as unverified, and its
+	 * challenges are rate-limited and may be lost too.
+	 */
+	conn->hs_unconfirmed = pkt->flags & USNIC_REL_F_ACK_REQ;
 	usnic_rel_hs_owe(peer, pkt->src_incarnation, pkt->hello.cookie);
 	usnic_rel_rtx_timer_arm(peer, true);
 }
@@ -219,6 +227,8 @@ void usnic_rel_hs_rx_hello(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		if (pkt->flags & USNIC_REL_F_ACK_REQ)
 			usnic_rel_hs_challenge(ep, peer, pkt->src_incarnation,
 					       pkt->hello.cookie, len);
+		else
+			conn->hs_unconfirmed = false;	/* it paired with us */
 		break;
 	case USNIC_REL_HELLO_PAIR:
 		usnic_rel_hs_pair(ep, peer, pkt);

@@ -568,6 +568,8 @@ static bool usnic_rel_rx_verified(struct usnic_rel_ep *ep,
 				      pkt->src_incarnation,
 				      pkt->dst_incarnation)) {
 	case USNIC_REL_HS_OK:
+		/* Only a peer paired with us speaks to our incarnation. */
+		conn->hs_unconfirmed = false;
 		if (conn->state == USNIC_REL_CONN_ACTIVE)
 			return true;
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_DEAD_PEER, 1);

@@ -191,3 +191,16 @@ void usnic_rel_rto_not_ready(struct usnic_rel_rto *r)
 	r->backoff = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_not_ready);
+
+/*
+ * A verified pairing. The HELLO's retries before it backed the timer off:
+ * they say its packets were lost, not how long the path takes. Kept, that
+ * backoff (up to rto_max_us) would pace the first recovery of the data,
+ * whose ACKs all cover resends and so never give the sample that ends it.
+ */
+void usnic_rel_rto_paired(struct usnic_rel_rto *r)
+{
+	r->retries = 0;
+	r->backoff = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_paired);

@@ -47,5 +47,6 @@ u32 usnic_rel_rto_current_us(const struct usnic_rel_rto *r);
 bool usnic_rel_rto_timeout(struct usnic_rel_rto *r, u32 retry_limit);
 void usnic_rel_rto_progress(struct usnic_rel_rto *r);
 void usnic_rel_rto_not_ready(struct usnic_rel_rto *r);
+void usnic_rel_rto_paired(struct usnic_rel_rto *r);
 
 #endif /* _USNIC_REL_RTO_H */

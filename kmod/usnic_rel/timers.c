@@ -5,9 +5,10 @@
  * backoff and declares the peer dead after retry_limit timeouts in a row,
  * or when a packet stayed unacknowledged for stall_timeout_ms even though
  * the peer acknowledged others (a peer that answers one packet per RTO);
- * before the connection is paired it resends the HELLO instead of data.
- * One hrtimer bounds how long an ACK may be
- * held back for coalescing. Both only decide: the transmissions they ask for
+ * before the connection is paired it resends the HELLO instead of data,
+ * and after it, until the peer shows that it paired too, the HELLO that
+ * answered the peer's challenge with the data. One hrtimer bounds how long
+ * an ACK may be held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
  *
  * Both are soft hrtimers on CLOCK_MONOTONIC, exact to the microsecond (a
@@ -182,7 +183,7 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	}
 	if (conn->probe_armed) {
 		usnic_rel_probe(peer);
-		goto out;
+		goto proof;
 	}
 	/*
 	 * Packets the host itself could not send wait to be resent: no news
@@ -192,7 +193,7 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	if (usnic_rel_conn_local_lost(conn)) {
 		usnic_rel_rtx_timer_arm(peer, true);
 		usnic_rel_tx_work_kick(peer);
-		goto out;
+		goto proof;
 	}
 	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
 		usnic_rel_conn_dead(ep, peer, false);
@@ -223,6 +224,10 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	}
 	usnic_rel_rtx_timer_arm(peer, true);
 	usnic_rel_tx_work_kick(peer);
+proof:
+	/* Our proof may have been lost: it goes with what the work resends. */
+	if (conn->hs_unconfirmed)
+		conn->hs_owed = true;
 out:
 	spin_unlock(&conn->lock);
 	/* Any rearming above went through hrtimer_start. */

@@ -239,14 +239,11 @@ static void urel_msg_win_fill(struct urel_msg *m, struct urel_msg_req *r)
 void urel_msg_win_retry(struct urel_msg *m)
 {
 	while (m->pin_retry) {
-		struct urel_msg_req *r, *prev;
+		struct urel_msg_req *r, *next;
 
 		m->pin_retry = false;
-		/* The list is newest first. */
-		for (r = m->waiting.head; r && r->next; r = r->next)
-			;
-		for (; r && m->pin_waiters; r = prev) {
-			prev = r->prev;
+		for (r = m->waiting.head; r && m->pin_waiters; r = next) {
+			next = r->next;
 			if (!r->pin_wait)
 				continue;
 			urel_msg_win_fill(m, r);

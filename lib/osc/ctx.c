@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../group.h"
+#include "../internal.h"
 #include "osc.h"
 
 /* Blocking calls poll this many times without news before they sleep. */
@@ -28,13 +32,16 @@
  */
 #define UREL_OSC_KEEPALIVE_DEFAULT 1000
 /*
- * How long the last window's free waits for the context's pings to
- * complete: their completions are the only thing that frees them, and an
- * endpoint destroyed before leaves them unanswered. A peer that is alive
- * answers in a round trip and a dead one's fail at once; only a peer dying
- * unnoticed just then takes longer.
+ * The last window's free waits for the context's pings to complete: their
+ * completions are the only thing that frees them, and an endpoint
+ * destroyed before leaves them unanswered. A peer that is alive answers in
+ * a round trip and a dead one's fail at once; a peer dying unnoticed just
+ * then is declared dead by the kernel within its stall_timeout_ms, which
+ * bounds the wait (read from the module; this if it cannot be), plus a margin.
  */
-#define UREL_OSC_DRAIN_MS 5000
+#define UREL_OSC_STALL_DEFAULT_MS 30000
+#define UREL_OSC_DRAIN_MARGIN_MS 2000
+#define UREL_OSC_STALL_PARAM "/sys/module/usnic_rel/parameters/stall_timeout_ms"
 
 static pthread_mutex_t urel_osc_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urel_osc_ctx *urel_osc_list;
@@ -131,6 +138,8 @@ again:
 		if (v > 0 && v <= 65536)
 			c->acc_credits = (uint32_t)v;
 	}
+	/* Without it (no fd left), sleepers wake by their timeout only. */
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&c->lock, NULL);
 	ret = urel_osc_limits(c);
 	if (!ret)
@@ -148,6 +157,8 @@ again:
 	goto out;
 err:
 	pthread_mutex_destroy(&c->lock);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
 	free(c);
 out:
 	pthread_mutex_unlock(&urel_osc_list_lock);
@@ -174,15 +185,36 @@ int urel_osc_ctx_thread(struct urel_osc_ctx *c)
 	return ret;
 }
 
+/* The kernel's longest wait before it declares a silent peer dead (ms). */
+static uint64_t urel_osc_stall_ms(void)
+{
+	FILE *f = fopen(UREL_OSC_STALL_PARAM, "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : UREL_OSC_STALL_DEFAULT_MS;
+}
+
 /*
- * Progress until every ping of @c has completed, or UREL_OSC_DRAIN_MS. @c
- * stays listed meanwhile, so that their completions find it.
+ * Progress until every ping of @c has completed, which the kernel's death
+ * detection bounds. @c stays listed meanwhile, so that their completions find it.
  */
 static void urel_osc_drain_pings(struct urel_osc_ctx *c)
 {
-	uint64_t until = urel_osc_now_ms() + UREL_OSC_DRAIN_MS;
+	uint64_t until;
 	unsigned int left;
 	int n;
+
+	pthread_mutex_lock(&c->lock);
+	left = c->npinging;
+	pthread_mutex_unlock(&c->lock);
+	if (!left)
+		return;
+	until = urel_osc_now_ms() + urel_osc_stall_ms() + UREL_OSC_DRAIN_MARGIN_MS;
 
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
@@ -221,8 +253,9 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
-	free(c->pinging);
-	free(c->dead);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	free(c->peer_state);
 	free(c);
 }
 
@@ -231,26 +264,46 @@ bool urel_osc_peer_fatal(int err)
 	return err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ECONNRESET || err == -ECANCELED;
 }
 
+/* Under c->lock. */
+static unsigned int urel_osc_peer_get(const struct urel_osc_ctx *c, urel_peer_t peer)
+{
+	return peer < c->peer_cap ? c->peer_state[peer] : 0;
+}
+
+/* Under c->lock: set @flag for @peer; false when it was set already, or no memory. */
+static bool urel_osc_peer_set(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int flag)
+{
+	if (peer >= c->peer_cap) {
+		uint32_t cap = c->peer_cap ? c->peer_cap : 64;
+		uint8_t *grown;
+
+		while (cap <= peer && cap < UINT32_MAX / 2)
+			cap *= 2;
+		if (cap <= peer)
+			return false;
+		grown = realloc(c->peer_state, cap);
+		if (!grown)
+			return false;
+		memset(grown + c->peer_cap, 0, cap - c->peer_cap);
+		c->peer_state = grown;
+		c->peer_cap = cap;
+	}
+	if (c->peer_state[peer] & flag)
+		return false;
+	c->peer_state[peer] |= (uint8_t)flag;
+	return true;
+}
+
 bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	for (unsigned int i = 0; i < c->ndead; i++) {
-		if (c->dead[i] == peer)
-			return true;
-	}
-	return false;
+	return urel_osc_peer_get(c, peer) & UREL_OSC_PEER_DEAD;
 }
 
 void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	urel_peer_t *grown;
-
-	if (!peer || urel_osc_is_dead(c, peer))
-		return;
-	grown = realloc(c->dead, (c->ndead + 1) * sizeof(*grown));
-	if (!grown)
-		return; /* the next ping tries again */
-	c->dead = grown;
-	c->dead[c->ndead++] = peer;
+	/* No memory: the next ping tries again. */
+	if (peer && urel_osc_peer_set(c, peer, UREL_OSC_PEER_DEAD))
+		c->ndead++;
 }
 
 bool urel_osc_any_dead(struct urel_win *w)
@@ -272,41 +325,20 @@ struct urel_osc_ping {
 };
 
 /* Under c->lock. */
-static bool urel_osc_pinging(const struct urel_osc_ctx *c, urel_peer_t peer)
-{
-	for (unsigned int i = 0; i < c->npinging; i++) {
-		if (c->pinging[i] == peer)
-			return true;
-	}
-	return false;
-}
-
-/* Under c->lock. */
 static void urel_osc_unping(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	for (unsigned int i = 0; i < c->npinging; i++) {
-		if (c->pinging[i] == peer) {
-			c->pinging[i] = c->pinging[--c->npinging];
-			return;
-		}
+	if (urel_osc_peer_get(c, peer) & UREL_OSC_PEER_PINGING) {
+		c->peer_state[peer] &= (uint8_t)~UREL_OSC_PEER_PINGING;
+		c->npinging--;
 	}
 }
 
 /* Under c->lock: note a ping to @peer in flight; false when one is already, or no memory. */
 static bool urel_osc_ping_begin(struct urel_osc_ctx *c, urel_peer_t peer)
 {
-	if (urel_osc_pinging(c, peer))
+	if (!urel_osc_peer_set(c, peer, UREL_OSC_PEER_PINGING))
 		return false;
-	if (c->npinging == c->pinging_cap) {
-		unsigned int cap = c->pinging_cap ? 2 * c->pinging_cap : 8;
-		urel_peer_t *grown = realloc(c->pinging, cap * sizeof(*grown));
-
-		if (!grown)
-			return false;
-		c->pinging = grown;
-		c->pinging_cap = cap;
-	}
-	c->pinging[c->npinging++] = peer;
+	c->npinging++;
 	return true;
 }
 
@@ -320,13 +352,70 @@ static void urel_osc_ping_done(struct urel_request *req, const struct urel_compl
 			continue;
 		pthread_mutex_lock(&c->lock);
 		urel_osc_unping(c, p->peer);
-		if (urel_osc_peer_fatal(cq->status))
+		if (urel_osc_peer_fatal(cq->status)) {
 			urel_osc_mark_dead(c, p->peer);
+			urel_osc_wake(c); /* a call waiting on it fails now */
+		}
 		pthread_mutex_unlock(&c->lock);
 		break;
 	}
 	pthread_mutex_unlock(&urel_osc_list_lock);
 	free(p);
+}
+
+void urel_osc_wake(struct urel_osc_ctx *c)
+{
+	uint64_t one = 1;
+
+	/* Level-triggered until the last sleeper drains it (urel_osc_sleep()). */
+	if (c->sleepers && c->wake_fd >= 0 && write(c->wake_fd, &one, sizeof(one)) < 0)
+		return; /* full (never drained?): it is readable anyway */
+}
+
+/* Under c->lock: a wake-up is pending on wake_fd. */
+static bool urel_osc_wake_pending(const struct urel_osc_ctx *c)
+{
+	struct pollfd pfd = { .fd = c->wake_fd, .events = POLLIN };
+
+	return c->wake_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+/*
+ * Sleep on the device until something arrives for us, another thread
+ * dispatches a completion of ours (urel_osc_wake()), or
+ * UREL_OSC_SLEEP_MS. Returns 1 when done(), 0 to go on, or an error.
+ */
+static int urel_osc_sleep(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg),
+			  void *arg)
+{
+	struct urel_osc_ctx *c = w->ctx;
+	uint64_t drain;
+	bool ok;
+	int n;
+
+	/* Checked with the sleeper counted, under the lock the wakers take. */
+	pthread_mutex_lock(&c->lock);
+	ok = done(w, arg);
+	if (!ok)
+		c->sleepers++;
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		return 1;
+	n = urel_device_wait_fd(c->dev, c->wake_fd, UREL_OSC_SLEEP_MS);
+	pthread_mutex_lock(&c->lock);
+	ok = done(w, arg);
+	/* Served while we slept, and nobody woke us: a wake-up lost. */
+	if (!n && ok && !urel_osc_wake_pending(c))
+		__atomic_fetch_add(&c->late_wakeups, 1, __ATOMIC_RELAXED);
+	if (!--c->sleepers && c->wake_fd >= 0) {
+		ssize_t got = read(c->wake_fd, &drain, sizeof(drain));
+
+		(void)got; /* -EAGAIN: nothing was pending */
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ok)
+		return 1;
+	return n < 0 && n != -EINTR ? n : 0;
 }
 
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id)
@@ -446,23 +535,53 @@ static bool urel_osc_waits_on(const struct urel_win *w, int r)
 	return false;
 }
 
+bool urel_osc_in_scope(const struct urel_win *w, int scope, int r)
+{
+	switch (scope) {
+	case UREL_OSC_ALL:
+		return true;
+	case UREL_OSC_PSCW_ACCESS:
+		return w->t[r].in_access;
+	case UREL_OSC_PSCW_EXPOSURE:
+		return w->t[r].in_exposure;
+	}
+	return r == scope;
+}
+
+/* The first and the last rank @scope may hold, for loops that test each. */
+static void urel_osc_scope_range(const struct urel_win *w, int scope, int *first, int *end)
+{
+	*first = scope >= 0 ? scope : 0;
+	*end = scope >= 0 ? scope + 1 : w->size;
+}
+
 /*
- * A peer @w waits on died: the call fails rather than wait forever, and
- * the accumulates to it that will never be acknowledged are written off
- * (this failure reports them), so later calls among the living complete.
+ * A peer of @scope that the call waits on died: the call fails rather than
+ * wait forever, and what it will never answer is written off (this
+ * failure reports it): accumulates to it, and fetches from it, whose
+ * callers see their own failure. So later calls among the living complete.
  * RDMA operations need nothing: the kernel fails them all. Under c->lock.
  */
-static bool urel_osc_waits_on_dead(struct urel_win *w, int only)
+static bool urel_osc_waits_on_dead(struct urel_win *w, int scope)
 {
 	bool dead = false;
+	int first, end;
 
 	if (!w->ctx->ndead)
 		return false;
-	for (int r = only < 0 ? 0 : only; r < (only < 0 ? w->size : only + 1); r++) {
-		if (urel_osc_waits_on(w, r) && urel_osc_is_dead(w->ctx, w->t[r].peer)) {
-			w->t[r].am_out = 0;
-			dead = true;
+	urel_osc_scope_range(w, scope, &first, &end);
+	for (int r = first; r < end; r++) {
+		if (!urel_osc_in_scope(w, scope, r) || !urel_osc_waits_on(w, r) ||
+		    !urel_osc_is_dead(w->ctx, w->t[r].peer))
+			continue;
+		w->t[r].am_out = 0;
+		for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
+			if (f->target == r && !f->done) {
+				f->done = true;
+				f->status = UREL_WIN_ERR_PEER;
+			}
 		}
+		dead = true;
 	}
 	return dead;
 }
@@ -503,8 +622,8 @@ void urel_osc_ping(struct urel_osc_ctx *c, uint32_t win, urel_peer_t peer)
 	}
 }
 
-/* Every keepalive_ms, ping each live peer @w waits on; a ping that fails marks it dead. */
-static void urel_osc_keepalive(struct urel_win *w)
+/* Every keepalive_ms, ping each live peer of @scope that @w waits on (failing: it is dead). */
+static void urel_osc_keepalive(struct urel_win *w, int scope)
 {
 	struct urel_osc_ctx *c = w->ctx;
 	struct urel_osc_wire wi = { .win = w->id };
@@ -525,7 +644,8 @@ static void urel_osc_keepalive(struct urel_win *w)
 		return;
 	pthread_mutex_lock(&c->lock);
 	for (int r = 0; r < w->size; r++) {
-		if (urel_osc_waits_on(w, r) && !urel_osc_is_dead(c, w->t[r].peer))
+		if (urel_osc_in_scope(w, scope, r) && urel_osc_waits_on(w, r) &&
+		    !urel_osc_is_dead(c, w->t[r].peer))
 			peers[n++] = w->t[r].peer;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -561,8 +681,8 @@ static void urel_osc_debug(struct urel_win *w, unsigned int sleeps)
 	pthread_mutex_unlock(&w->ctx->lock);
 }
 
-static int urel_osc_wait_for(struct urel_win *w, int only,
-			     bool (*done)(struct urel_win *w, void *arg), void *arg)
+int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win *w, void *arg),
+		     void *arg)
 {
 	struct urel_osc_ctx *c = w->ctx;
 	unsigned int idle = 0, sleeps = 0;
@@ -576,7 +696,7 @@ static int urel_osc_wait_for(struct urel_win *w, int only,
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		ok = done(w, arg);
-		dead = !ok && urel_osc_waits_on_dead(w, only);
+		dead = !ok && urel_osc_waits_on_dead(w, scope);
 		pthread_mutex_unlock(&c->lock);
 		if (ok)
 			return 0;
@@ -592,30 +712,20 @@ static int urel_osc_wait_for(struct urel_win *w, int only,
 		if (++idle < UREL_OSC_SPIN)
 			continue;
 		urel_osc_debug(w, ++sleeps);
-		urel_osc_keepalive(w);
-		/*
-		 * The progress thread may have taken our completion while our own
-		 * progress waited for it: the device then has nothing to wake us
-		 * for, so look once more before sleeping.
-		 */
-		pthread_mutex_lock(&c->lock);
-		ok = done(w, arg);
-		pthread_mutex_unlock(&c->lock);
-		if (ok)
-			return 0;
-		n = urel_device_wait(c->dev, UREL_OSC_SLEEP_MS);
-		if (n < 0 && n != -EINTR)
-			return n;
+		urel_osc_keepalive(w, scope);
+		n = urel_osc_sleep(w, done, arg);
+		if (n)
+			return n > 0 ? 0 : n;
 	}
 }
 
 int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg)
 {
-	return urel_osc_wait_for(w, -1, done, arg);
+	return urel_osc_wait_in(w, UREL_OSC_ALL, done, arg);
 }
 
 int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
 		      void *arg)
 {
-	return urel_osc_wait_for(w, target, done, arg);
+	return urel_osc_wait_in(w, target, done, arg);
 }

@@ -27,15 +27,15 @@ void urel_osc_forget_regions(struct urel_win *w)
 
 static bool urel_osc_quiet(struct urel_win *w, void *arg)
 {
-	int target = *(int *)arg;
+	int scope = *(int *)arg;
 
-	for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
-		if (w->t[r].rdma_out || w->t[r].am_out)
+	for (int r = 0; r < w->size; r++) {
+		if ((w->t[r].rdma_out || w->t[r].am_out) && urel_osc_in_scope(w, scope, r))
 			return false;
 	}
 	/* Request-based fetches not yet answered. */
 	for (const struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
-		if (!f->done && (target < 0 || f->target == target))
+		if (!f->done && urel_osc_in_scope(w, scope, f->target))
 			return false;
 	}
 	return true;
@@ -58,17 +58,27 @@ static bool urel_osc_ordered(struct urel_win *w, void *arg)
 	return true;
 }
 
-/* Wait until every operation to @target (-1: all) completed at its target; the first error. */
-int urel_osc_flush_targets(struct urel_win *w, int target)
+int urel_osc_take_err(struct urel_win *w, int scope)
 {
-	int ret = urel_osc_wait(w, urel_osc_quiet, &target);
+	int ret = 0;
+
+	for (int r = 0; r < w->size; r++) {
+		if (w->t[r].err && urel_osc_in_scope(w, scope, r)) {
+			ret = ret ? ret : w->t[r].err;
+			w->t[r].err = 0;
+		}
+	}
+	return ret;
+}
+
+int urel_osc_flush_targets(struct urel_win *w, int scope)
+{
+	int ret = urel_osc_wait_in(w, scope, urel_osc_quiet, &scope), err;
 
 	pthread_mutex_lock(&w->ctx->lock);
-	if (!ret)
-		ret = w->err;
-	w->err = 0;
+	err = urel_osc_take_err(w, scope);
 	pthread_mutex_unlock(&w->ctx->lock);
-	return ret;
+	return ret ? ret : err;
 }
 
 static bool urel_osc_valid_target(const struct urel_win *w, int target)
@@ -91,7 +101,7 @@ UREL_API int urel_win_fence(struct urel_win *w, unsigned int assert)
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	err = urel_osc_flush_targets(w, -1);
+	err = urel_osc_flush_targets(w, UREL_OSC_ALL);
 	/* Everyone's operations completed at their targets once everyone is here. */
 	ret = urel_osc_any_dead(w) ? UREL_WIN_ERR_PEER : urel_group_barrier(w->g);
 	pthread_mutex_lock(&w->ctx->lock);
@@ -298,7 +308,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	if (ret)
 		return ret;
 	/* The word's release follows the puts in order: only the rest first. */
-	err = word ? urel_osc_wait(w, urel_osc_ordered, &target)
+	err = word ? urel_osc_wait_one(w, target, urel_osc_ordered, &target)
 		   : urel_osc_flush_targets(w, target);
 	pthread_mutex_lock(&w->ctx->lock);
 	lazy = t->lazy;
@@ -313,7 +323,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	if (lazy && ret == 1) {
 		ret = urel_osc_request_lock(w, target, t->lock, UREL_OSC_F_UNLOCK);
 		if (!ret)
-			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
+			ret = urel_osc_wait_one(w, target, urel_osc_unlocked, &target);
 		ret = urel_osc_grant_result(w, t, ret);
 	} else if (lazy) {
 		/* done through the word */
@@ -330,7 +340,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	} else if (!t->lock_nocheck) {
 		ret = urel_osc_release_lock(w, target, t->lock);
 		if (!ret && target != w->rank)
-			ret = urel_osc_wait(w, urel_osc_unlocked, &target);
+			ret = urel_osc_wait_one(w, target, urel_osc_unlocked, &target);
 	}
 	pthread_mutex_lock(&w->ctx->lock);
 	t->lock = 0;
@@ -341,9 +351,8 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	t->lock_nocheck = false;
 	t->unlocking = false;
 	w->sync = next;
-	if (!ret && w->err)
-		ret = w->err;
-	w->err = 0;
+	failed = urel_osc_take_err(w, target);
+	ret = ret ? ret : failed;
 	pthread_mutex_unlock(&w->ctx->lock);
 	return err ? err : ret;
 }
@@ -398,7 +407,7 @@ UREL_API int urel_win_lock_all(struct urel_win *w, unsigned int assert)
 UREL_API int urel_win_unlock_all(struct urel_win *w)
 {
 	struct urel_osc_sync next;
-	int ret, err;
+	int ret, err, left;
 	bool nocheck;
 
 	if (!w)
@@ -410,7 +419,7 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	err = urel_osc_flush_targets(w, -1);
+	err = urel_osc_flush_targets(w, UREL_OSC_ALL);
 	if (!nocheck) {
 		pthread_mutex_lock(&w->ctx->lock);
 		for (int r = 0; r < w->size; r++) {
@@ -469,9 +478,8 @@ UREL_API int urel_win_unlock_all(struct urel_win *w)
 		w->t[r].lock_status = 0;
 	}
 	w->sync = next;
-	if (!ret && w->err)
-		ret = w->err;
-	w->err = 0;
+	left = urel_osc_take_err(w, UREL_OSC_ALL);
+	ret = ret ? ret : left;
 	pthread_mutex_unlock(&w->ctx->lock);
 	return err ? err : ret;
 }
@@ -601,7 +609,7 @@ UREL_API int urel_win_start(struct urel_win *w, const int *ranks, int n, unsigne
 	if (ret)
 		return ret;
 	/* Every target must have posted before we touch its memory. */
-	ret = urel_osc_wait(w, urel_osc_posted, NULL);
+	ret = urel_osc_wait_in(w, UREL_OSC_PSCW_ACCESS, urel_osc_posted, NULL);
 	pthread_mutex_lock(&w->ctx->lock);
 	for (int r = 0; !ret && r < w->size; r++) {
 		if (w->t[r].in_access)
@@ -625,7 +633,8 @@ UREL_API int urel_win_complete(struct urel_win *w)
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	err = urel_osc_flush_targets(w, -1);
+	/* Only the access group's targets: a death elsewhere does not end this epoch. */
+	err = urel_osc_flush_targets(w, UREL_OSC_PSCW_ACCESS);
 	memset(&wi, 0, sizeof(wi));
 	wi.win = w->id;
 	for (int r = 0; r < w->size; r++) {
@@ -682,7 +691,7 @@ UREL_API int urel_win_wait(struct urel_win *w)
 	pthread_mutex_unlock(&w->ctx->lock);
 	if (ret)
 		return ret;
-	ret = urel_osc_wait(w, urel_osc_completed, NULL);
+	ret = urel_osc_wait_in(w, UREL_OSC_PSCW_EXPOSURE, urel_osc_completed, NULL);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&w->ctx->lock);

@@ -10,8 +10,8 @@
  * word held otherwise (or marked) falls back to the lock manager's request (FIFO); a release that
  * finds WAITERS set tells the manager, which hands the word on. NOCHECK and locks to ourselves keep
  * to the manager, shared ones too in groups wider than the word has reader
- * bits. UREL_WIN_FAST_LOCK=0 turns this off. Shared locks take the word
- * only with UREL_WIN_FAST_SHARED=1 (default off until it has run longer).
+ * bits. UREL_WIN_FAST_LOCK=0 turns this off; UREL_WIN_FAST_SHARED=0 keeps
+ * shared locks (and lock_all) to the manager.
  * A swap's wait fails only if its own target dies; a swap whose wait
  * failed may still land, so unlock looks at its outcome (settle).
  */

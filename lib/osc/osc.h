@@ -272,6 +272,7 @@ struct urel_osc_target {
 	bool lazy; /* locked but not yet requested: the first operation (or the unlock) asks */
 	bool acquiring; /* a lazy lock asked for by one thread: the others' operations wait */
 	int lock_status; /* the LOCK_ACK's status (a lazy lock's failure shows at its use) */
+	int err; /* first failure of an operation to it, returned by the next call completing it */
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
 	bool word_unsure; /* a swap taking the word failed to complete here: it may land still */
@@ -301,9 +302,15 @@ struct urel_osc_fetch {
 	int status;
 };
 
-/* A request-based operation: done when its RDMA pieces completed and its fetches replied. */
+/*
+ * A request-based operation: done when its RDMA pieces completed and its
+ * fetches replied. Listed in its window until it ends; a window freed
+ * first leaves it with its outcome (@w NULL), as MPI requests outlive windows.
+ */
 struct urel_win_req {
 	struct urel_win *w;
+	struct urel_win_req *next, *prev; /* in w->reqs */
+	int target; /* -1 until something was issued */
 	unsigned int rdma; /* RDMA pieces not yet completed */
 	struct urel_osc_fetch *fetches; /* heap, listed in w->fetches until the request ends */
 	int status; /* first failure */
@@ -324,12 +331,12 @@ struct urel_win {
 	struct urel_osc_target *t; /* by group rank */
 	struct urel_osc_sync sync;
 	struct urel_osc_lockmgr lm; /* this rank as a target */
-	int err; /* first failure of an operation, returned by the next completion call */
 	struct urel_osc_fetch *fetches;
+	struct urel_win_req *reqs; /* request-based operations not yet ended */
 	uint64_t next_id;
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
 	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): locks on the lock word */
-	bool fast_shared; /* UREL_WIN_FAST_SHARED (default 0): shared ones too */
+	bool fast_shared; /* UREL_WIN_FAST_SHARED (default 1): shared ones too */
 	struct urel_mr *word_mr; /* registration of lm.word */
 	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };
@@ -357,15 +364,27 @@ struct urel_osc_ctx {
 	pthread_t thread;
 	bool thread_on;
 	bool stop; /* atomic: the thread ends */
-	/* Peers found dead (a ping or an RDMA operation to them failed); under lock. */
-	urel_peer_t *dead;
-	unsigned int ndead;
-	/* Peers with a ping of ours in flight (ctx.c); under lock. */
-	urel_peer_t *pinging;
-	unsigned int npinging, pinging_cap;
+	/*
+	 * Per peer handle (the kernel's are small and dense), under lock:
+	 * UREL_OSC_PEER_DEAD (a ping or an RDMA operation to it failed),
+	 * UREL_OSC_PEER_PINGING (a ping of ours in flight). Indexed: a
+	 * keepalive round over thousands of ranks looks each up once.
+	 */
+	uint8_t *peer_state;
+	uint32_t peer_cap;
+	unsigned int ndead, npinging;
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;
+	/*
+	 * Blocking calls asleep on the device (under lock), and an eventfd
+	 * (-1: none, they wake by timeout) through which whoever dispatches
+	 * a completion of ours wakes them: it took it from the ring, so the
+	 * device has nothing left to wake them for.
+	 */
+	unsigned int sleepers;
+	int wake_fd;
+	uint64_t late_wakeups; /* atomic: a sleep that timed out on a completion already served */
 };
 
 /* ctx.c */
@@ -374,17 +393,30 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c);
 /* Start the progress thread unless it runs or is not wanted: a window here takes locks. */
 int urel_osc_ctx_thread(struct urel_osc_ctx *c);
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id);
+/* Under c->lock, after a change a blocking call may wait for: wake the sleeping ones. */
+void urel_osc_wake(struct urel_osc_ctx *c);
 int urel_osc_rank_of(const struct urel_win *w, urel_peer_t peer);
 int urel_osc_send(struct urel_osc_ctx *c, urel_peer_t peer, unsigned int chan, unsigned int op,
 		  unsigned int flags, const struct urel_osc_wire *wire, const void *data,
 		  size_t dlen);
-/* Progress until @done (called under c->lock) is true; returns w->err's value then, or a failure.
- */
-int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
 /*
- * The same for what only @target answers: fails only if @target dies (a
- * peer dead elsewhere in the window must not fail a live target's lock).
+ * Which ranks a blocking call waits on: one group rank (>= 0), or all, or
+ * the PSCW access or exposure group. Only their deaths fail the call: an
+ * epoch whose targets live completes whoever else died.
  */
+#define UREL_OSC_ALL (-1)
+#define UREL_OSC_PSCW_ACCESS (-2)
+#define UREL_OSC_PSCW_EXPOSURE (-3)
+bool urel_osc_in_scope(const struct urel_win *w, int scope, int r);
+/*
+ * Progress until @done (called under c->lock) is true: 0, or
+ * UREL_WIN_ERR_PEER when a rank of @scope it waits on died, or a failure.
+ */
+int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win *w, void *arg),
+		     void *arg);
+/* urel_osc_wait_in() over every rank. */
+int urel_osc_wait(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg), void *arg);
+/* urel_osc_wait_in() on what only @target answers. */
 int urel_osc_wait_one(struct urel_win *w, int target, bool (*done)(struct urel_win *w, void *arg),
 		      void *arg);
 /* Errors of a completion that mean the peer is gone for good. */
@@ -394,6 +426,8 @@ void urel_osc_mark_dead(struct urel_osc_ctx *c, urel_peer_t peer);
 bool urel_osc_is_dead(const struct urel_osc_ctx *c, urel_peer_t peer);
 /* Some other member of @w is known dead (collectives over it would wait forever). */
 bool urel_osc_any_dead(struct urel_win *w);
+#define UREL_OSC_PEER_DEAD 0x1
+#define UREL_OSC_PEER_PINGING 0x2
 
 /* target.c: the target side of every message */
 int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_completion *c,
@@ -413,6 +447,11 @@ int urel_osc_self_lock(struct urel_win *w, int type);
 
 /* rma.c: post a compare-and-swap on @target's lock word; @op says its outcome. */
 int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op);
+/*
+ * rma.c, at the window's free (nothing in flight): requests not yet ended
+ * keep their outcome and leave the window; their fetches are freed.
+ */
+void urel_osc_reqs_orphan(struct urel_win *w);
 
 /* fastlock.c (under no lock) */
 /* Under c->lock: the lock on @target may be taken through its lock word. */
@@ -431,7 +470,10 @@ int urel_osc_word_settle(struct urel_win *w, int target);
 int urel_osc_word_epoch(struct urel_win *w, int target);
 
 /* epoch.c */
-int urel_osc_flush_targets(struct urel_win *w, int target);
+/* Wait until every operation to @scope completed at its target; the first error. */
+int urel_osc_flush_targets(struct urel_win *w, int scope);
+/* Under c->lock: the first failure reported for @scope's targets, now cleared. */
+int urel_osc_take_err(struct urel_win *w, int scope);
 /*
  * A lazy lock on @target not yet requested: request it and wait for the
  * grant; one another thread requests: wait for that grant. 0 or the
@@ -447,6 +489,15 @@ bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
 /* struct urel_win_stats as LIBUSNICREL_0.3 and 0.4 had it (win.c). */
+/* struct urel_win_stats up to LIBUSNICREL_0.5. */
+struct urel_win_stats_v05 {
+	uint64_t dropped, deferred;
+	uint64_t lock_piggy, lock_queued, lock_discarded;
+	uint64_t acc_waits;
+	uint64_t locks_reclaimed;
+	uint64_t lock_fast;
+};
+
 struct urel_win_stats_v03 {
 	uint64_t dropped, deferred;
 	uint64_t lock_piggy, lock_queued, lock_discarded;

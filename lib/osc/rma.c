@@ -43,17 +43,17 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 {
 	struct urel_osc_rdma *op = (struct urel_osc_rdma *)req;
 	struct urel_win *w = op->w;
+	struct urel_osc_target *t = &w->t[op->target];
+	/* Reported by the request, the swap's caller or the fetch's waiter; else by a flush. */
+	bool report = !op->wreq && !op->word && !op->done;
 
 	pthread_mutex_lock(&w->ctx->lock);
-	w->t[op->target].rdma_out--;
-	w->t[op->target].unordered_out -= op->unordered;
-	if (urel_osc_peer_fatal(c->status)) {
-		urel_osc_mark_dead(w->ctx, w->t[op->target].peer);
-		if (!op->wreq && !op->word)
-			w->err = UREL_WIN_ERR_PEER;
-	} else if (c->status && !w->err && !op->wreq && !op->word) {
-		w->err = c->status;
-	}
+	t->rdma_out--;
+	t->unordered_out -= op->unordered;
+	if (urel_osc_peer_fatal(c->status))
+		urel_osc_mark_dead(w->ctx, t->peer);
+	if (c->status && report && !t->err)
+		t->err = urel_osc_peer_fatal(c->status) ? UREL_WIN_ERR_PEER : c->status;
 	if (op->wreq) {
 		op->wreq->rdma--;
 		if (c->status && !op->wreq->status)
@@ -64,6 +64,7 @@ static void urel_osc_rdma_done(struct urel_request *req, const struct urel_compl
 		*op->status = c->status;
 		*op->done = true;
 	}
+	urel_osc_wake(w->ctx);
 	pthread_mutex_unlock(&w->ctx->lock);
 	free(op);
 }
@@ -102,7 +103,7 @@ static int urel_osc_region_of(struct urel_win *w, int target, uint64_t addr, uin
 	pthread_mutex_unlock(&w->ctx->lock);
 	ret = urel_osc_send(w->ctx, t->peer, UREL_CHAN_CMD, UREL_OSC_REGION, 0, &wi, NULL, 0);
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_region_ready, &target);
+		ret = urel_osc_wait_one(w, target, urel_osc_region_ready, &target);
 	pthread_mutex_lock(&w->ctx->lock);
 	if (ret)
 		return ret;
@@ -214,8 +215,10 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	pthread_mutex_lock(&c->lock);
 	w->t[target].rdma_out++;
 	w->t[target].unordered_out += op->unordered;
-	if (wreq)
+	if (wreq) {
 		wreq->rdma++;
+		wreq->target = target;
+	}
 	pthread_mutex_unlock(&c->lock);
 	for (;;) {
 		if (kind == UREL_OP_PUT)
@@ -388,7 +391,7 @@ static int urel_osc_acc_credit(struct urel_win *w, int target)
 	if (ok)
 		return 0;
 	__atomic_fetch_add(&w->ctx->acc_waits, 1, __ATOMIC_RELAXED);
-	return urel_osc_wait(w, urel_osc_has_credit, &target);
+	return urel_osc_wait_one(w, target, urel_osc_has_credit, &target);
 }
 
 /* One accumulate message of @count elements; fetching ones wait for their reply. */
@@ -424,6 +427,7 @@ static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_os
 		if (fp != &local) {
 			fp->rnext = wreq->fetches;
 			wreq->fetches = fp;
+			wreq->target = target;
 		}
 	} else {
 		d->t->am_out++;
@@ -450,7 +454,7 @@ static int urel_osc_acc_msg(struct urel_win *w, int target, const struct urel_os
 		return ret;
 	}
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_fetch_ready, fp);
+		ret = urel_osc_wait_one(w, target, urel_osc_fetch_ready, fp);
 	urel_osc_fetch_unlist(w, fp);
 	return ret ? ret : fp->status;
 }
@@ -499,7 +503,7 @@ static int urel_osc_piggy(struct urel_win *w, int target, const struct urel_osc_
 	ret = urel_osc_send(w->ctx, t->peer, UREL_CHAN_CMD, UREL_OSC_LOCK, flags | UREL_OSC_F_PIGGY,
 			    &wi, buf ? buf : zero, dlen);
 	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_granted_one, &target);
+		ret = urel_osc_wait_one(w, target, urel_osc_granted_one, &target);
 	pthread_mutex_lock(&w->ctx->lock);
 	t->acquiring = false;
 	if (!ret)
@@ -631,6 +635,32 @@ static bool urel_osc_flag_set(struct urel_win *w, void *arg)
 }
 
 /*
+ * The wait for @fl failed (its target died): the kernel completes the
+ * operation all the same, at once for a peer it declared dead. Progress
+ * until it did, unless the endpoint is gone (then nothing completes).
+ */
+static void urel_osc_flag_drain(struct urel_win *w, struct urel_osc_flag *fl)
+{
+	struct urel_osc_ctx *c = w->ctx;
+
+	for (;;) {
+		bool done;
+		int n;
+
+		pthread_mutex_lock(&c->lock);
+		done = fl->done;
+		pthread_mutex_unlock(&c->lock);
+		if (done)
+			return;
+		n = urel_msg_progress(c->m);
+		if (n < 0)
+			return;
+		if (!n)
+			urel_device_wait(c->dev, 1);
+	}
+}
+
+/*
  * A kernel atomic on a remote 4- or 8-byte integer; accumulates to that
  * target still in flight go first, as accumulate ordering requires.
  */
@@ -661,15 +691,19 @@ static int urel_osc_kernel_atomic(struct urel_win *w, int target, enum urel_atom
 	ret = urel_osc_lazy_acquire(w, target);
 	if (ret)
 		return ret;
-	ret = urel_osc_wait(w, urel_osc_am_quiet, &q);
+	ret = urel_osc_wait_one(w, target, urel_osc_am_quiet, &q);
 	if (ret)
 		return ret;
 	at.result = &old;
 	ret = urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, esz, &d, d.off, &at, &fl.done,
 			    &fl.status, NULL);
-	if (!ret)
-		ret = urel_osc_wait(w, urel_osc_flag_set, &fl);
-	if (!ret)
+	if (ret)
+		return ret;
+	ret = urel_osc_wait_one(w, target, urel_osc_flag_set, &fl);
+	/* Its completion writes @fl and @old, on this stack: never return before it. */
+	if (ret)
+		urel_osc_flag_drain(w, &fl);
+	else
 		ret = fl.status;
 	if (!ret)
 		memcpy(result, &old, esz); /* little-endian: the low bytes */
@@ -762,13 +796,14 @@ static bool urel_osc_req_done(struct urel_win *w, void *arg)
 	return true;
 }
 
-/* End a completed request: its fetches leave the window; the first error. */
-static int urel_osc_req_end(struct urel_win_req *r)
+/*
+ * Under c->lock: take @r out of its window (its fetches leave it and are
+ * freed); its first error becomes r->status.
+ */
+static void urel_osc_req_unlist(struct urel_win_req *r)
 {
 	struct urel_win *w = r->w;
-	int ret = r->status;
 
-	pthread_mutex_lock(&w->ctx->lock);
 	while (r->fetches) {
 		struct urel_osc_fetch *f = r->fetches, **pp;
 
@@ -777,21 +812,57 @@ static int urel_osc_req_end(struct urel_win_req *r)
 			;
 		if (*pp)
 			*pp = f->next;
-		if (f->status && !ret)
-			ret = f->status;
+		if (!r->status)
+			r->status = f->done ? f->status : -ECANCELED;
 		free(f);
 	}
-	pthread_mutex_unlock(&w->ctx->lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		w->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->w = NULL;
+}
+
+/* End a completed request (or one its window's free left): the first error. */
+static int urel_osc_req_end(struct urel_win_req *r)
+{
+	struct urel_win *w = r->w;
+	int ret;
+
+	if (w) {
+		pthread_mutex_lock(&w->ctx->lock);
+		urel_osc_req_unlist(r);
+		pthread_mutex_unlock(&w->ctx->lock);
+	}
+	ret = r->status;
 	free(r);
 	return ret;
+}
+
+void urel_osc_reqs_orphan(struct urel_win *w)
+{
+	pthread_mutex_lock(&w->ctx->lock);
+	while (w->reqs)
+		urel_osc_req_unlist(w->reqs);
+	pthread_mutex_unlock(&w->ctx->lock);
 }
 
 static struct urel_win_req *urel_osc_req_new(struct urel_win *w)
 {
 	struct urel_win_req *r = calloc(1, sizeof(*r));
 
-	if (r)
-		r->w = w;
+	if (!r)
+		return NULL;
+	r->w = w;
+	r->target = -1;
+	pthread_mutex_lock(&w->ctx->lock);
+	r->next = w->reqs;
+	if (w->reqs)
+		w->reqs->prev = r;
+	w->reqs = r;
+	pthread_mutex_unlock(&w->ctx->lock);
 	return r;
 }
 
@@ -877,6 +948,11 @@ UREL_API int urel_win_req_test(struct urel_win_req *req)
 
 	if (!req)
 		return -EINVAL;
+	if (!req->w) {
+		/* Its window was freed: everything it did completed then. */
+		ret = urel_osc_req_end(req);
+		return ret ? ret : 1;
+	}
 	urel_msg_progress(req->w->ctx->m);
 	pthread_mutex_lock(&req->w->ctx->lock);
 	done = urel_osc_req_done(req->w, req);
@@ -911,7 +987,11 @@ UREL_API int urel_win_req_wait(struct urel_win_req *req)
 
 	if (!req)
 		return -EINVAL;
-	ret = urel_osc_wait(req->w, urel_osc_req_done, req);
+	if (!req->w)
+		return urel_osc_req_end(req); /* its window was freed, and it with it */
+	/* Only its target's death fails it. */
+	ret = urel_osc_wait_in(req->w, req->target >= 0 ? req->target : UREL_OSC_ALL,
+			       urel_osc_req_done, req);
 	if (ret) {
 		/* A dead target: its fetches will never be answered. */
 		pthread_mutex_lock(&req->w->ctx->lock);

@@ -120,8 +120,8 @@ static void urel_osc_on_acc_ack(struct urel_win *w, int src, const struct urel_a
 			return;
 		}
 		t->am_out--;
-		if (wi->status && !w->err)
-			w->err = wi->status;
+		if (wi->status && !t->err)
+			t->err = wi->status;
 		return;
 	}
 	for (struct urel_osc_fetch *f = w->fetches; f; f = f->next) {
@@ -432,8 +432,8 @@ static int urel_osc_handle(struct urel_win *w, int src, const struct urel_am_hdr
 		if (t->unlocked)
 			return 0;
 		t->unlocked = true;
-		if (wi->status && !w->err)
-			w->err = wi->status;
+		if (wi->status && !t->err)
+			t->err = wi->status;
 		return 1;
 	case UREL_OSC_POST:
 		t->posts++;
@@ -498,6 +498,8 @@ int urel_osc_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 	if (src >= 0)
 		ret = urel_osc_handle(w, src, h, &wi, (const char *)payload + sizeof(wi),
 				      len - sizeof(wi), &spare, &tail);
+	if (ret > 0)
+		urel_osc_wake(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	free(spare);
 	if (ret == -ENOMEM)

@@ -131,7 +131,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	w->lm.budget = urel_osc_env_size("UREL_WIN_LOCK_QUEUE_BYTES", UREL_OSC_LOCK_QUEUE_BYTES);
 	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
 	w->fast_locks = urel_osc_env_size("UREL_WIN_FAST_LOCK", 1) != 0;
-	w->fast_shared = urel_osc_env_size("UREL_WIN_FAST_SHARED", 0) != 0;
+	w->fast_shared = urel_osc_env_size("UREL_WIN_FAST_SHARED", 1) != 0;
 	w->len = size;
 	w->owns_base = owns_base;
 	ret = urel_osc_ctx_get(g, &w->ctx);
@@ -390,23 +390,28 @@ UREL_API int urel_win_free(struct urel_win *w)
 	if (ret)
 		return ret;
 	/* Every member has finished every epoch once all reach this barrier. */
-	ret = urel_osc_flush_targets(w, -1);
+	ret = urel_osc_flush_targets(w, UREL_OSC_ALL);
 	/* A dead member never reaches the barrier: free locally. */
 	if (!ret && urel_osc_any_dead(w))
 		ret = UREL_WIN_ERR_PEER;
 	if (!ret)
 		ret = urel_group_barrier(w->g);
 	urel_osc_drain_rdma(w);
+	urel_osc_reqs_orphan(w);
 	urel_osc_destroy(w);
 	return ret;
 }
 
-UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st);
 UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st);
 
-/* LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats. */
-__asm__(".symver urel_win_stats_v05, urel_win_stats@@LIBUSNICREL_0.5");
-UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats *st)
+/*
+ * LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats,
+ * LIBUSNICREL_0.6 late_wakeups.
+ */
+__asm__(".symver urel_win_stats_v06, urel_win_stats@@LIBUSNICREL_0.6");
+UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats *st)
 {
 	if (!w || !st)
 		return -EINVAL;
@@ -418,7 +423,23 @@ UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats 
 	st->acc_waits = __atomic_load_n(&w->ctx->acc_waits, __ATOMIC_RELAXED);
 	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
 	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
+	st->late_wakeups = __atomic_load_n(&w->ctx->late_wakeups, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* Programs linked against 0.5 pass the struct without late_wakeups. */
+__asm__(".symver urel_win_stats_v05, urel_win_stats@LIBUSNICREL_0.5");
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st)
+{
+	struct urel_win_stats all;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	ret = urel_win_stats_v06(w, &all);
+	if (!ret)
+		memcpy(st, &all, sizeof(*st));
+	return ret;
 }
 
 /* Programs linked before 0.5 pass the shorter struct: fill only that much. */
@@ -430,7 +451,7 @@ UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_
 
 	if (!st)
 		return -EINVAL;
-	ret = urel_win_stats_v05(w, &all);
+	ret = urel_win_stats_v06(w, &all);
 	if (!ret)
 		memcpy(st, &all, sizeof(*st));
 	return ret;

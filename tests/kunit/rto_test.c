@@ -160,6 +160,31 @@ static void rto_not_ready(struct kunit *test)
 }
 
 /*
+ * The HELLO's retries back the timer off before the pairing; the data's
+ * first timeout after it must come one plain RTO later, and the retry
+ * count starts over (both would otherwise pace the data's recovery at
+ * rto_max_us with no sample to end it).
+ */
+static void rto_paired_restarts_backoff(struct kunit *test)
+{
+	struct usnic_rel_rto r;
+	int i;
+
+	usnic_rel_rto_init(&r, 5000, 2000000);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 12));
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r),
+			USNIC_REL_RTO_INITIAL_US << 5);
+	usnic_rel_rto_paired(&r);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r),
+			USNIC_REL_RTO_INITIAL_US);
+	KUNIT_EXPECT_FALSE(test, r.has_sample);
+	for (i = 1; i < 12; i++)
+		KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 12));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_rto_timeout(&r, 12));
+}
+
+/*
  * A stall spikes RTTVAR; RFC 6298's RTTVAR forgets it in a few samples, the
  * RTO keeps covering it for the hold period, then lets it decay.
  */
@@ -258,6 +283,7 @@ static struct kunit_case usnic_rel_rto_cases[] = {
 	KUNIT_CASE(rto_backoff),
 	KUNIT_CASE(rto_retry_limit),
 	KUNIT_CASE(rto_not_ready),
+	KUNIT_CASE(rto_paired_restarts_backoff),
 	KUNIT_CASE(rto_rttvar_hold),
 	KUNIT_CASE(rto_probe_timeout),
 	{}

@@ -5,7 +5,10 @@
 # the job down, so the survivors must find the death themselves: each prints
 # "rank R: ok" only when its waiting lock, flush and unlock at the dead rank
 # failed with UREL_WIN_ERR_PEER, later operations to it failed at once, and
-# the window still worked among the survivors. A hang hits the timeout: failure.
+# the window still worked among the survivors: rank 0's calls that wait only
+# on a live rank complete beside a request the dead one never answers, the
+# survivors' PSCW ring completes and a fence (which needs the dead) fails.
+# A hang hits the timeout: failure.
 # Then tests/user/osc_origin_kill.c: an origin dies holding a lock (taken on
 # the target's lock word, then again from its manager), and the target's
 # progress thread gives the lock to the origin waiting behind it; on the
@@ -16,6 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export HOME=/tmp OMPI_MCA_plm_rsh_agent=false UREL_MSG_KEEPALIVE_MS=200 UREL_OSC_KEEPALIVE_MS=200
 # The test is built with ASan: leaks of ours fail it, PMIx's own are suppressed.
 export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
+# A call that returned must leave nothing in flight that writes to its stack.
+export ASAN_OPTIONS=detect_stack_use_after_return=1
 np=4
 # Streamed to the log as it comes, so a hang shows how far each rank got.
 log=$(mktemp)
@@ -33,6 +38,12 @@ for r in $(seq 0 $((np - 2))); do
 done
 grep -q "^rank 0: flush and unlock at the dead rank failed$" <<<"$out" ||
 	{ echo "FAIL: rank 0's flush/unlock did not fail"; fails=1; }
+grep -q "^rank 0: operations beside the dead rank completed$" <<<"$out" ||
+	{ echo "FAIL: rank 0's calls on a live rank failed beside the dead one"; fails=1; }
+for r in $(seq 0 $((np - 2))); do
+	grep -q "^rank $r: PSCW among the survivors completed$" <<<"$out" ||
+		{ echo "FAIL: rank $r: PSCW among the survivors"; fails=1; }
+done
 for r in $(seq 1 $((np - 2))); do
 	grep -q "^rank $r: the lock waiting at the dead rank failed$" <<<"$out" ||
 		{ echo "FAIL: rank $r's waiting lock did not fail"; fails=1; }

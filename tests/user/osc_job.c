@@ -295,7 +295,94 @@ static void test_counter(struct urel_group *g)
 	free(all);
 }
 
+/*
+ * Lost wake-ups: the origins' flushes and fetches sleep on the device while
+ * their progress thread may dispatch the answer they wait for (it then
+ * leaves the device nothing to wake them for). The thread must wake them:
+ * no sleep may run to its timeout with its answer already in
+ * (late_wakeups), whatever the timings.
+ */
+static void test_wakeups(struct urel_group *g)
+{
+	int n = iters < 3 ? 30 : 10 * iters;
+	struct urel_win_stats st0, st;
+	uint64_t *mem, one = 1, old;
+	struct urel_win *w;
+
+	OK(urel_win_allocate(g, 64, 8, (void **)&mem, &w));
+	OK(urel_win_stats(w, &st0));
+	OK(urel_group_barrier(g));
+	if (rank) {
+		OK(urel_win_lock_all(w, 0));
+		for (int i = 0; i < n; i++) {
+			OK(urel_win_accumulate(w, &one, 1, UREL_WIN_UINT64, 0, 0, UREL_WIN_SUM));
+			OK(urel_win_flush(w, 0));
+			OK(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_UINT64, 0, 1,
+						 UREL_WIN_SUM));
+		}
+		OK(urel_win_unlock_all(w));
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_stats(w, &st));
+	CHECK(st.late_wakeups == st0.late_wakeups,
+	      "%llu sleeps ran to their timeout past their answer",
+	      (unsigned long long)(st.late_wakeups - st0.late_wakeups));
+	if (rank == 0) {
+		uint64_t want = (uint64_t)n * (uint64_t)(nranks - 1);
+
+		CHECK(mem[0] == want && mem[1] == want, "counters %llu %llu, want %llu",
+		      (unsigned long long)mem[0], (unsigned long long)mem[1],
+		      (unsigned long long)want);
+	}
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+}
+
 /* A mutex from compare-and-swap guards a non-atomic get, add, put at rank 0. */
+/*
+ * Requests outlive their window (as MPI's do): completed by the unlock,
+ * tested and waited for only after urel_win_free(), which must neither
+ * leak their fetches nor leave them pointing at the freed window (ASan).
+ * Every rank adds 1 to rank 0's counter at 24 and reads back from its
+ * right neighbour the first 8 bytes it rput there (pattern round 3).
+ */
+static void test_requests_outlive(struct urel_win *w, struct urel_group *g, int right)
+{
+	uint64_t one = 1, fetched = UINT64_MAX, got = 0, want = 0, *all;
+	struct urel_win_req *reqs[3];
+	int ret;
+
+	all = calloc((size_t)nranks, 8);
+	OK(urel_win_lock_all(w, 0));
+	OK(urel_win_rget_accumulate(w, &one, &fetched, 1, UREL_WIN_UINT64, 0, 24, UREL_WIN_SUM,
+				    &reqs[0]));
+	OK(urel_win_rget(w, &got, sizeof(got), right, 64, &reqs[1]));
+	OK(urel_win_raccumulate(w, &one, 1, UREL_WIN_UINT64, 0, 32, UREL_WIN_SUM, &reqs[2]));
+	OK(urel_win_unlock_all(w));
+	OK(urel_group_barrier(g));
+	OK(urel_win_free(w));
+	OK(urel_win_req_wait(reqs[0]));
+	do
+		ret = urel_win_req_test(reqs[1]);
+	while (ret == 0);
+	EXPECT(ret, 1);
+	OK(urel_win_req_wait(reqs[2]));
+	for (size_t i = 0; i < sizeof(want); i++)
+		want |= (uint64_t)pattern(rank, i, 3) << (8 * i);
+	CHECK(got == want, "rget waited for after the free: %#llx, want %#llx",
+	      (unsigned long long)got, (unsigned long long)want);
+	/* Each rank fetched a different value below nranks. */
+	OK(urel_group_allgather(g, &fetched, sizeof(fetched), all));
+	for (int r = 0; r < nranks; r++) {
+		for (int q = 0; q < r; q++)
+			CHECK(all[r] != all[q], "ranks %d and %d fetched %llu both", q, r,
+			      (unsigned long long)all[r]);
+		CHECK(all[r] < (uint64_t)nranks, "rank %d fetched %llu", r,
+		      (unsigned long long)all[r]);
+	}
+	free(all);
+}
+
 /*
  * Request-based operations in lock_all: rput a pattern into the right
  * neighbour (several RDMA pieces) and rget it back, raccumulate and
@@ -383,7 +470,7 @@ static void test_requests(struct urel_group *g)
 		free(seen);
 	}
 	OK(urel_group_barrier(g));
-	OK(urel_win_free(w));
+	test_requests_outlive(w, g, right);
 	free(src);
 	free(back);
 	free(got);
@@ -640,12 +727,12 @@ static bool fast_locks(void)
 	return !v || strcmp(v, "0");
 }
 
-/* Shared locks take it too only with UREL_WIN_FAST_SHARED=1. */
+/* Shared locks take it too unless UREL_WIN_FAST_SHARED=0 (default 1). */
 static bool fast_shared(void)
 {
 	const char *v = getenv("UREL_WIN_FAST_SHARED");
 
-	return v && atoi(v) != 0;
+	return !v || !*v || atoi(v) != 0;
 }
 
 static void test_lazy(struct urel_group *g)
@@ -720,7 +807,7 @@ static void test_lazy(struct urel_group *g)
 	counts[2] = st.lock_discarded - st0.lock_discarded;
 	/*
 	 * With lock words, every epoch takes the word or queues: none rides in
-	 * a request; shared ones only with UREL_WIN_FAST_SHARED=1, else the
+	 * a request; shared ones too unless UREL_WIN_FAST_SHARED=0, when the
 	 * two shared epochs' first operations ride.
 	 */
 	if (rank != 0 && fast_locks())
@@ -1073,6 +1160,7 @@ int main(int argc, char **argv)
 		{ "pscw", test_pscw },
 		{ "dynamic", test_dynamic },
 		{ "counter", test_counter },
+		{ "wakeups", test_wakeups },
 		{ "cas_mutex", test_cas_mutex },
 		{ "locks", test_locks },
 		{ "accumulate", test_accumulate },

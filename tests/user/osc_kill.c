@@ -14,8 +14,11 @@
  * then accumulates to it: the flush must fail with UREL_WIN_ERR_PEER, and
  * so must the unlock and a new lock; the waiting lockers' calls must end
  * with the same error, and later operations to the victim fail at once.
+ * Rank 0 also leaves a request to the victim unanswered: calls that wait
+ * only on rank 1 must complete beside it, and the request fail alone.
  * The survivors' window still works among themselves (locks and
- * accumulates in a ring, each checked at its target), and, once they met
+ * accumulates in a ring, each checked at its target, then a PSCW ring; a
+ * fence, which waits for every member, fails), and, once they met
  * by messages, urel_win_free() frees locally with UREL_WIN_ERR_PEER
  * instead of waiting for the dead.
  * Each survivor prints "rank R: ok" only when all of that held; the
@@ -39,6 +42,8 @@ enum {
 	W_GO = 16,
 	W_ACC = 17,
 	W_RINGACC = 18,
+	W_FOP = 19, /* rank 1: rank 0's fetch_and_op beside the dead rank */
+	W_PSCW = 20,
 	W_WORDS = 32
 };
 
@@ -99,12 +104,54 @@ static void victim_part(struct urel_win *w, int64_t *mem)
 	raise(SIGKILL);
 }
 
+/*
+ * Rank 0, the victim known dead and a request to it never answered: calls
+ * that wait only on rank 1 complete (a kernel fetch_and_op, a get, their
+ * flush and unlock); the request fails alone.
+ */
+static void live_beside_dead(struct urel_win *w, struct urel_win_req *vreq)
+{
+	const int64_t one = 1;
+	int64_t old = -1, back = -1;
+
+	EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, 1, 0), 0);
+	EXPECT(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_INT64, 1, W_FOP, UREL_WIN_SUM), 0);
+	CHECK(old == 0);
+	EXPECT(urel_win_get(w, &back, sizeof(back), 1, W_FOP), 0);
+	EXPECT(urel_win_flush(w, 1), 0);
+	CHECK(back == 1);
+	EXPECT(urel_win_unlock(w, 1), 0);
+	if (vreq)
+		EXPECT(urel_win_req_wait(vreq), UREL_WIN_ERR_PEER);
+	printf("rank %d: operations beside the dead rank completed\n", me);
+}
+
+/*
+ * The survivors' PSCW ring (each exposes to its predecessor, accesses its
+ * successor): no call waits on the dead rank, so all complete; a fence
+ * (collective, the dead rank included) fails instead of waiting for it.
+ */
+static void survivors_pscw(struct urel_win *w, int64_t *mem)
+{
+	int next = (me + 1) % (n - 1), prev = (me + n - 2) % (n - 1);
+	int64_t v = 100 + me;
+
+	EXPECT(urel_win_post(w, &prev, 1, 0), 0);
+	EXPECT(urel_win_start(w, &next, 1, 0), 0);
+	EXPECT(urel_win_put(w, &v, sizeof(v), next, W_PSCW), 0);
+	EXPECT(urel_win_complete(w), 0);
+	EXPECT(urel_win_wait(w), 0);
+	CHECK(mem[W_PSCW] == 100 + prev);
+	EXPECT(urel_win_fence(w, 0), UREL_WIN_ERR_PEER);
+	printf("rank %d: PSCW among the survivors completed\n", me);
+}
+
 static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 {
 	const int64_t one = 1, val = me + 1;
 	int next = (me + 1) % (n - 1), prev = (me + n - 2) % (n - 1);
-	struct urel_win_req *req;
-	int64_t old, want;
+	struct urel_win_req *req, *vreq = NULL;
+	int64_t old, want, vold = -1;
 	int ret;
 
 	if (me == 0) {
@@ -138,6 +185,10 @@ static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 		while (!process_gone(victim_pid))
 			nap();
 		printf("rank %d: the victim is gone\n", me);
+		/* Not known dead yet: a request it will never answer, waited for later. */
+		ret = urel_win_rget_accumulate(w, &one, &vold, 1, UREL_WIN_INT64, victim, W_ACC,
+					       UREL_WIN_SUM, &vreq);
+		CHECK(ret == 0 || ret == UREL_WIN_ERR_PEER);
 		ret = urel_win_accumulate(w, &one, 1, UREL_WIN_INT64, victim, W_ACC, UREL_WIN_SUM);
 		CHECK(ret == 0 || ret == UREL_WIN_ERR_PEER);
 		if (!ret)
@@ -148,6 +199,7 @@ static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 		EXPECT(urel_win_unlock(w, victim), UREL_WIN_ERR_PEER);
 		printf("rank %d: flush and unlock at the dead rank failed\n", me);
 		EXPECT(urel_win_lock(w, UREL_WIN_LOCK_SHARED, victim, 0), UREL_WIN_ERR_PEER);
+		live_beside_dead(w, vreq);
 	}
 	/* Known dead now: operations to it fail at once, the window's state unchanged. */
 	EXPECT(urel_win_lock_all(w, UREL_WIN_MODE_NOCHECK), 0);
@@ -182,6 +234,7 @@ static void survivor_part(struct urel_win *w, int64_t *mem, pid_t victim_pid)
 	while (__atomic_load_n(&mem[W_RINGACC], __ATOMIC_ACQUIRE) != want)
 		nap();
 	printf("rank %d: the survivors' window still works\n", me);
+	survivors_pscw(w, mem);
 }
 
 /*

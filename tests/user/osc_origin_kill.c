@@ -15,8 +15,8 @@
  * free the window (UREL_WIN_ERR_PEER: a member is dead). Each survivor
  * prints "rank R: ok" only when all of that held.
  *
- * With UREL_WIN_FAST_SHARED=1, rank 1 then opens a lock_all epoch with the
- * dead rank still in the window: a put to it fails, one to rank 0 (its
+ * With UREL_WIN_FAST_SHARED=1 (the default), rank 1 then opens a lock_all
+ * epoch with the dead rank still in the window: a put to it fails, one to rank 0 (its
  * shared lock taken on rank 0's lock word) must not, and unlock_all must
  * give rank 0's word back, which rank 0 shows by locking itself
  * exclusively and finding the put.
@@ -90,7 +90,7 @@ int main(void)
 	struct urel_ep *ep;
 	int64_t *mem, v, got;
 	const char *fs = getenv("UREL_WIN_FAST_SHARED");
-	bool fast_shared = fs && atoi(fs) != 0;
+	bool fast_shared = !fs || !*fs || atoi(fs) != 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	CHECK(inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr) == 1);

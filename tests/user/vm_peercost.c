@@ -544,9 +544,17 @@ static int test_av(void)
 	printf("big endpoint: tx_window_grow %lld rx_window_grow %lld, largest windows: tx %lld rx "
 	       "%lld slots\n",
 	       txg, rxg, ep_memory(&big->ep, "tx_slots_max"), ep_memory(&big->ep, "rx_slots_max"));
-	/* Bursts of 128 to one peer: its window grew past the first 16 slots. */
+	/*
+	 * Bursts of 64 to one peer: its window grew past the first 16 slots.
+	 * Not under KASAN: that kernel sends slower than loopback ACKs come
+	 * back, so its windows may never need more than their first slots
+	 * (KUnit's txwin cases resize windows with packets in flight there).
+	 */
 	URT_CHECK(txg >= NR_ACTIVE);
-	URT_CHECK(ep_memory(&big->ep, "tx_slots_max") > 16);
+	if (debug_kernel())
+		URT_CHECK(ep_memory(&big->ep, "tx_slots_max") >= 16);
+	else
+		URT_CHECK(ep_memory(&big->ep, "tx_slots_max") > 16);
 
 	/* Traffic over: the windows give their slots back. */
 	long long left = wait_windows_freed(&big->ep);
