@@ -2,11 +2,13 @@
 # In-VM test (stock kernel): Slurm's srun --mpi=pmix starts jobs of the
 # library with no launcher of ours. A one-node Slurm (munged, slurmctld,
 # slurmd, configuration and state on the VM's tmpfs /tmp) runs:
-#   - examples/ring over 4 ranks (every byte checked by every rank);
+#   - examples/ring over 4 ranks (every byte checked by every rank),
+#     submitted by nobody, so that Slurm runs the tasks and their PMIx
+#     server's files as an unprivileged user;
 #   - tests/mpi_msg_a2a pingpong over 2 ranks (tiny, eager and rendezvous
 #     round trips, every byte checked);
 #   - the ring with --mpi=none, which must fail with the PMIx bootstrap error.
-# Each task first prints Slurm's SLURM_PROCID, SLURM_NTASKS and its pid, then
+# Each task first prints Slurm's SLURM_PROCID, SLURM_NTASKS, its pid and uid, then
 # execs the program (same pid): the rank and size the library got from
 # Slurm's PMIx server must be Slurm's, so a job that took them from anywhere
 # else fails. Usage: srun_ring.sh (USNIC_REL_BUILD set, module loaded).
@@ -46,7 +48,7 @@ show_logs() {
 		[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
 	done
 }
-trap 'stop; ip link del urel_srun0 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'stop; chmod 0600 /dev/usnic_rel; ip link del urel_srun0 2>/dev/null; rm -rf "$dir"' EXIT
 
 # Slurm resolves with AI_ADDRCONFIG, which finds nothing on a host whose only
 # address is on lo: give the VM one more (the daemons still talk over lo).
@@ -113,22 +115,34 @@ echo "slurm up at ${SECONDS}s: $(sinfo -h -o '%P %D %T %c')"
 
 # Each task announces what Slurm told it, then becomes the program.
 # shellcheck disable=SC2016 # expanded by each task's shell
-tell='echo "slurm task $SLURM_PROCID of $SLURM_NTASKS: pid $$"; exec "$@"'
+tell='echo "slurm task $SLURM_PROCID of $SLURM_NTASKS: pid $$ uid $(id -u)"; exec "$@"'
+# job [nobody] N PROGRAM ARGS...: srun it, as nobody (uid 65534) if asked.
 job() {
-	local n=$1 out t
+	local uid=0 pre=() out t n rc
+	if [ "$1" = nobody ]; then
+		uid=65534
+		pre=(setpriv --reuid="$uid" --regid="$uid" --clear-groups env HOME=/tmp)
+		shift
+	fi
+	n=$1
 	shift
-	echo "srun --mpi=pmix -n $n $* (at ${SECONDS}s)"
-	if ! out=$(timeout 120 srun --mpi=pmix -O -n "$n" -t 2 sh -c "$tell" sh "$@" 2>&1); then
+	echo "srun --mpi=pmix -n $n $* as uid $uid (at ${SECONDS}s)"
+	[ $uid -eq 0 ] || chmod 0666 /dev/usnic_rel
+	out=$(cd /tmp && timeout 120 "${pre[@]}" srun --mpi=pmix -O -n "$n" -t 2 \
+		sh -c "$tell" sh "$@" 2>&1)
+	rc=$?
+	chmod 0600 /dev/usnic_rel
+	if [ $rc -ne 0 ]; then
 		echo "$out"
 		echo "FAIL: srun --mpi=pmix -n $n $*"
 		fails=$((fails + 1))
 		return 1
 	fi
 	echo "$out"
-	# Every task announced itself once, with Slurm's size.
+	# Every task announced itself once, with Slurm's size, as the submitter.
 	for ((t = 0; t < n; t++)); do
-		[ "$(grep -c "^slurm task $t of $n: pid [0-9]*$" <<<"$out")" -eq 1 ] || {
-			echo "FAIL: Slurm's task $t of $n did not start once"
+		[ "$(grep -c "^slurm task $t of $n: pid [0-9]* uid $uid$" <<<"$out")" -eq 1 ] || {
+			echo "FAIL: Slurm's task $t of $n did not start once as uid $uid"
 			fails=$((fails + 1))
 			return 1
 		}
@@ -137,10 +151,10 @@ job() {
 }
 # pid of Slurm's task $1 in the last job's output
 task_pid() {
-	sed -n "s/^slurm task $1 of [0-9]*: pid \([0-9]*\)$/\1/p" <<<"$last"
+	sed -n "s/^slurm task $1 of [0-9]*: pid \([0-9]*\) uid [0-9]*$/\1/p" <<<"$last"
 }
 
-if job 4 "$ring" 3 100000; then
+if job nobody 4 "$ring" 3 100000; then
 	grep -q "^ring: 4 ranks, 3 rounds of 100000 bytes: ok (rank 3 is pid $(task_pid 3))$" \
 		<<<"$last" || {
 		echo "FAIL: no success line, or ring's rank 3 is not Slurm's task 3"
