@@ -3,6 +3,7 @@
  * A tagged ring over N ranks, launched by any PMIx launcher:
  *
  *   mpirun -np 4 build/examples/ring [ROUNDS [SIZE]]
+ *   srun --mpi=pmix -n 4 build/examples/ring [ROUNDS [SIZE]]
  *
  * Each rank binds an endpoint to $UREL_ADDR (default 127.0.0.1), learns its
  * rank, the job size and every peer's address through PMIx, and joins the
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 		return fail("tagged messaging", ret);
 	ret = urel_job_init_pmix(m, &job);
 	if (ret)
-		return fail("PMIx bootstrap (start with mpirun)", ret);
+		return fail("PMIx bootstrap (start with mpirun or srun --mpi=pmix)", ret);
 	ret = urel_group_world(job, UREL_TAG_1, &world);
 	if (ret)
 		return fail("world group", ret);

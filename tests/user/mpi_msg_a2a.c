@@ -13,7 +13,13 @@
  *                           in the order it sent them, across the two
  *                           channels and the protocols, every byte checked;
  *   mpi_msg_a2a big SIZE    rank 0 sends SIZE bytes to rank 1, which sends
- *                           them back; both check every byte.
+ *                           them back; both check every byte;
+ *   mpi_msg_a2a pingpong N  ranks 0 and 1 exchange N round trips of each
+ *                           size from 0 B to 1 MiB (tiny, eager, rendezvous;
+ *                           every other send synchronous), every byte,
+ *                           length, source and tag checked.
+ * Every rank first prints its rank, the job size and its pid, so that a
+ * launcher's script can compare them with what the launcher gave it.
  * Run under netem (loss, reordering) by the script, the storm shows that
  * the order comes from the library, not from a calm network.
  */
@@ -22,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <usnicrel_msg.h>
 
@@ -252,6 +259,66 @@ static void big(struct urel_group *g, size_t len)
 	free(buf);
 }
 
+static void pp_send(struct urel_group *g, uint8_t *buf, size_t len, int peer, uint64_t salt,
+		    int tag)
+{
+	struct urel_msg_req *r;
+
+	fill(buf, len, (uint32_t)me, (uint32_t)peer, salt);
+	CHECK(urel_group_isend(g, peer, buf, len, tag, tag & 1 ? UREL_MSG_SYNC : 0, &r) == 0);
+	CHECK(urel_msg_wait(r, NULL) == 0);
+}
+
+static void pp_recv(struct urel_group *g, uint8_t *buf, size_t len, int peer, uint64_t salt,
+		    int tag)
+{
+	struct urel_msg_status st;
+	struct urel_msg_req *r;
+	int src, got;
+
+	memset(buf, 0xee, len + 1);
+	CHECK(urel_group_irecv(g, peer, buf, len + 1, tag, &r) == 0);
+	CHECK(urel_msg_wait(r, &st) == 0);
+	CHECK(st.len == len && st.received == len);
+	CHECK(urel_group_source(g, &st, &src, &got) == 0);
+	CHECK(src == peer && got == tag);
+	if (bad_byte(buf, len, (uint32_t)peer, (uint32_t)me, salt) || buf[len] != 0xee) {
+		fprintf(stderr, "rank %d: pingpong %zu bytes from %d: byte %zu wrong\n", me, len,
+			peer, bad_byte(buf, len, (uint32_t)peer, (uint32_t)me, salt));
+		exit(1);
+	}
+}
+
+/* Ranks 0 and 1 bounce each size; the reply carries the replier's own pattern. */
+static void pingpong(struct urel_group *g, unsigned int rounds)
+{
+	static const size_t sizes[] = { 0, 8, 1000, 16385, 100000, (1 << 20) + 3 };
+	size_t ns = sizeof(sizes) / sizeof(sizes[0]), max = sizes[ns - 1];
+	uint8_t *out = malloc(max + 1), *in = malloc(max + 1);
+	unsigned int count = 0;
+	int peer = 1 - me;
+
+	CHECK(out && in && rounds > 0);
+	for (size_t k = 0; me < 2 && k < ns; k++) {
+		for (unsigned int r = 0; r < rounds; r++) {
+			uint64_t salt = k * 1000 + r;
+
+			if (me == 0) {
+				pp_send(g, out, sizes[k], peer, salt, (int)r);
+				pp_recv(g, in, sizes[k], peer, salt, (int)r);
+			} else {
+				pp_recv(g, in, sizes[k], peer, salt, (int)r);
+				pp_send(g, out, sizes[k], peer, salt, (int)r);
+			}
+			count++;
+		}
+	}
+	CHECK(urel_group_barrier(g) == 0);
+	printf("rank %d: pingpong: %u messages received and checked\n", me, count);
+	free(out);
+	free(in);
+}
+
 int main(int argc, char **argv)
 {
 	const char *ip = getenv("UREL_ADDR") ? getenv("UREL_ADDR") : "127.0.0.1";
@@ -265,7 +332,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mpirun -np N mpi_msg_a2a a2a MAX | storm N | big SIZE\n");
+		fprintf(stderr, "usage: mpirun -np N mpi_msg_a2a a2a MAX | storm N | big SIZE | "
+				"pingpong N\n");
 		return 2;
 	}
 	arg = strtoul(argv[2], NULL, 0);
@@ -279,12 +347,15 @@ int main(int argc, char **argv)
 	me = urel_group_rank(world);
 	n = urel_group_size(world);
 	CHECK(n >= 2);
+	printf("rank %d of %d: pid %d\n", me, n, (int)getpid());
 	if (!strcmp(argv[1], "a2a"))
 		a2a(world, arg);
 	else if (!strcmp(argv[1], "storm"))
 		storm(world, (unsigned int)arg);
 	else if (!strcmp(argv[1], "big"))
 		big(world, arg);
+	else if (!strcmp(argv[1], "pingpong"))
+		pingpong(world, (unsigned int)arg);
 	else
 		CHECK(!"unknown mode");
 	if (me == 0)
