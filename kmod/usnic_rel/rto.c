@@ -161,7 +161,8 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_current_us);
  */
 bool usnic_rel_rto_timeout(struct usnic_rel_rto *r, u32 retry_limit)
 {
-	if (r->backoff < 32)
+	/* No doubling past the ceiling: each one must be undone by progress. */
+	if (usnic_rel_rto_current_us(r) < r->max_us)
 		r->backoff++;
 	if (r->retries < U32_MAX)
 		r->retries++;
@@ -170,12 +171,19 @@ bool usnic_rel_rto_timeout(struct usnic_rel_rto *r, u32 retry_limit)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_timeout);
 
 /*
- * The peer acknowledged something new. Without a valid sample (Karn) the
- * backed-off RTO stays, but the peer is alive: reset the retry count.
+ * The peer acknowledged something new: it is alive, so the retry count
+ * starts over. Without a valid sample (Karn) the RTO itself stays, but one
+ * doubling of the backoff goes: the path delivered within this timeout.
+ * Under heavy loss every ACK may cover a resend, so no sample ever comes,
+ * and a backoff kept until one would pace the whole transfer at one resend
+ * per rto_max_us until stall_timeout_ms ends it. A real rise of the RTT
+ * doubles it again at the next timeout.
  */
 void usnic_rel_rto_progress(struct usnic_rel_rto *r)
 {
 	r->retries = 0;
+	if (r->backoff)
+		r->backoff--;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rto_progress);
 

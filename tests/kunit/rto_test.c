@@ -110,11 +110,27 @@ static void rto_backoff(struct kunit *test)
 		usnic_rel_rto_timeout(&r, 100);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 50000);
 
-	/* Progress without a sample (Karn) keeps the backoff... */
+	/* Only the doublings up to the ceiling count: 5 here. */
+	KUNIT_EXPECT_EQ(test, r.backoff, 5);
+
+	/*
+	 * Progress without a sample (Karn) undoes one doubling per ACK
+	 * that frees packets, whatever came before...
+	 */
 	usnic_rel_rto_progress(&r);
 	KUNIT_EXPECT_EQ(test, r.retries, 0);
-	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 50000);
-	/* ...a valid sample ends it (a second later: the first RTTVAR decayed). */
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 48000);
+	usnic_rel_rto_progress(&r);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 24000);
+	/* ...and a timeout doubles it again. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_rto_timeout(&r, 100));
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 48000);
+	for (i = 0; i < 10; i++)
+		usnic_rel_rto_progress(&r);
+	KUNIT_EXPECT_EQ(test, r.backoff, 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_rto_current_us(&r), 3000);
+	usnic_rel_rto_timeout(&r, 100);
+	/* A valid sample ends it (a second later: the first RTTVAR decayed). */
 	usnic_rel_rto_sample_at(&r, 1000, 1000000);
 	KUNIT_EXPECT_LT(test, usnic_rel_rto_current_us(&r), 3000);
 	KUNIT_EXPECT_EQ(test, r.backoff, 0);
