@@ -71,6 +71,19 @@ static urel_peer_t peer_of(struct urel_ep *ep, struct urel_ep *other)
 	return p;
 }
 
+/* @path to stderr, line by line: the IP stack's view for a failure's log. */
+static void dump_file(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "%s: %s", path, line);
+	fclose(f);
+}
+
 /* One GET of @len bytes; returns its completion status. */
 static int get(struct urel_device *dev, struct urel_ep *ep, urel_peer_t p, void *buf, size_t len,
 	       uint64_t rkey)
@@ -83,6 +96,9 @@ static int get(struct urel_device *dev, struct urel_ep *ep, urel_peer_t p, void 
 		/* Both ends' connection state, for the reader of the log. */
 		urt_dump_debugfs("peers");
 		urt_dump_debugfs("counters");
+		/* Packets lost below the module: UDP errors, per-socket drops. */
+		dump_file("/proc/net/snmp");
+		dump_file("/proc/net/udp");
 		return 1;
 	}
 	return c.status;
