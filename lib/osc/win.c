@@ -427,9 +427,8 @@ UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats 
 	return 0;
 }
 
-/* Programs linked against 0.5 pass the struct without late_wakeups. */
-__asm__(".symver urel_win_stats_v05, urel_win_stats@LIBUSNICREL_0.5");
-UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st)
+/* An older version's struct is a prefix of today's: fill only @size bytes. */
+static int urel_win_stats_prefix(const struct urel_win *w, void *st, size_t size)
 {
 	struct urel_win_stats all;
 	int ret;
@@ -438,23 +437,22 @@ UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_
 		return -EINVAL;
 	ret = urel_win_stats_v06(w, &all);
 	if (!ret)
-		memcpy(st, &all, sizeof(*st));
+		memcpy(st, &all, size);
 	return ret;
+}
+
+/* Programs linked against 0.5 pass the struct without late_wakeups. */
+__asm__(".symver urel_win_stats_v05, urel_win_stats@LIBUSNICREL_0.5");
+UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st)
+{
+	return urel_win_stats_prefix(w, st, sizeof(*st));
 }
 
 /* Programs linked before 0.5 pass the shorter struct: fill only that much. */
 __asm__(".symver urel_win_stats_v03, urel_win_stats@LIBUSNICREL_0.3");
 UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st)
 {
-	struct urel_win_stats all;
-	int ret;
-
-	if (!st)
-		return -EINVAL;
-	ret = urel_win_stats_v06(w, &all);
-	if (!ret)
-		memcpy(st, &all, sizeof(*st));
-	return ret;
+	return urel_win_stats_prefix(w, st, sizeof(*st));
 }
 
 UREL_API enum urel_win_flavor urel_win_flavor(const struct urel_win *w)
