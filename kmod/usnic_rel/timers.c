@@ -255,7 +255,10 @@ void usnic_rel_reo_timer_arm(struct usnic_rel_peer *peer)
 	if (conn->state != USNIC_REL_CONN_ACTIVE)
 		return;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
-		d = conn->chan[i].tx.reo_deadline_ns;
+		const struct usnic_rel_txwin *w = &conn->chan[i].tx;
+
+		/* Not ready: resent at the RTO's pace, which its answers set. */
+		d = w->cc.peer_rnr ? 0 : w->reo_deadline_ns;
 		if (d && (!due || d < due))
 			due = d;
 	}
@@ -292,7 +295,7 @@ static enum hrtimer_restart usnic_rel_reo_timeout(struct hrtimer *t)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		if (!c->tx.reo_deadline_ns)
+		if (!c->tx.reo_deadline_ns || c->tx.cc.peer_rnr)
 			continue;
 		usnic_rel_txwin_reo_timeout(&c->tx, now, &res);
 		if (res.recovery_started)
