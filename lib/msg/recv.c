@@ -218,6 +218,7 @@ void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q)
 {
 	q->e.src = q->peer;
 	urel_match_add_unexpected(&m->match, &q->e);
+	urel_msg_wake(m); /* a blocking probe may wait for it */
 }
 
 /* Ask the sender of @r for the windows of its message. Under m->lock. */

@@ -48,14 +48,21 @@ grep -q 'urel_win_stats@LIBUSNICREL_0\.6$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.6 missing"; exit 1; }
 grep -q 'urel_win_stats@@LIBUSNICREL_0\.8$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@@LIBUSNICREL_0.8 missing"; exit 1; }
+# Likewise urel_msg_stats: LIBUSNICREL_0.8 (late_wakeups) for new programs, 0.2 kept.
+grep -q 'urel_msg_stats@LIBUSNICREL_0\.2$' <<<"$syms" ||
+	{ echo "check_install: urel_msg_stats@LIBUSNICREL_0.2 missing"; exit 1; }
+grep -q 'urel_msg_stats@@LIBUSNICREL_0\.8$' <<<"$syms" ||
+	{ echo "check_install: urel_msg_stats@@LIBUSNICREL_0.8 missing"; exit 1; }
 cat >"$dest/stats.c" <<'C'
 #include <usnicrel.h>
+#include <usnicrel_msg.h>
 #include <usnicrel_win.h>
 int main(void)
 {
 	struct urel_win_stats st;
+	struct urel_msg_stats ms;
 
-	return urel_win_stats(NULL, &st) == -22 ? 0 : 1;
+	return urel_win_stats(NULL, &st) == -22 && urel_msg_stats(NULL, &ms) == -22 ? 0 : 1;
 }
 C
 # shellcheck disable=SC2046
@@ -64,6 +71,8 @@ LD_LIBRARY_PATH=$lib "$dest/stats"
 syms=$(readelf -W --dyn-syms "$dest/stats")
 grep -q 'urel_win_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
 	{ echo "check_install: a new program does not bind urel_win_stats@LIBUSNICREL_0.8"; exit 1; }
+grep -q 'urel_msg_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
+	{ echo "check_install: a new program does not bind urel_msg_stats@LIBUSNICREL_0.8"; exit 1; }
 # The libfabric provider lands in libfabric's own provider directory, and
 # libfabric finds it there.
 provdir=$(pkg-config --variable=libdir libfabric)/libfabric
