@@ -68,6 +68,7 @@ static inline int bench_next(struct bench_ep *b, struct urel_completion *c, int 
 			     int timeout_ms)
 {
 	uint64_t deadline = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	unsigned int polls = 0;
 
 	for (;;) {
 		int n = urel_ep_poll_cq(b->ep, c, 1);
@@ -76,13 +77,16 @@ static inline int bench_next(struct bench_ep *b, struct urel_completion *c, int 
 			bench_die("urel_ep_poll_cq", n);
 		if (n == 1)
 			return 0;
+		if (busy) {
+			if (bench_spin_expired(&polls, deadline))
+				return -ETIMEDOUT;
+			continue;
+		}
 		if (bench_now_ns() > deadline)
 			return -ETIMEDOUT;
-		if (!busy) {
-			n = urel_device_wait(b->dev, 100);
-			if (n < 0 && n != -EINTR)
-				bench_die("urel_device_wait", n);
-		}
+		n = urel_device_wait(b->dev, 100);
+		if (n < 0 && n != -EINTR)
+			bench_die("urel_device_wait", n);
 	}
 }
 

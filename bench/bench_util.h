@@ -24,6 +24,16 @@ static inline uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Busy loops read the clock for their deadline only every 1024th empty poll
+ * (as bench_msg.h does): in a VM without a usable TSC each read is a system
+ * call and an emulated device access, dearer than the poll it would follow.
+ */
+static inline int bench_spin_expired(unsigned int *polls, uint64_t deadline)
+{
+	return !(++*polls & 1023) && bench_now_ns() > deadline;
+}
+
 /* Fill *sa from "A.B.C.D" and a port; returns 0 or -EINVAL. */
 static inline int bench_addr(struct sockaddr_in *sa, const char *ip, unsigned int port)
 {

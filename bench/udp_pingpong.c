@@ -40,6 +40,7 @@ static ssize_t rx(int fd, void *buf, size_t cap, struct sockaddr_in *from, int t
 {
 	socklen_t alen = sizeof(*from);
 	uint64_t deadline = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	unsigned int polls = 0;
 
 	for (;;) {
 		ssize_t n;
@@ -50,7 +51,7 @@ static ssize_t rx(int fd, void *buf, size_t cap, struct sockaddr_in *from, int t
 				return n;
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				return -1;
-			if (bench_now_ns() > deadline)
+			if (bench_spin_expired(&polls, deadline))
 				return -1;
 			continue;
 		}

@@ -115,6 +115,11 @@ struct urel_msg_stats {
 	uint64_t peers_failed; /* peers found dead, restarted or removed */
 	uint64_t keepalives; /* keepalive messages sent */
 	uint64_t deferred; /* arrivals put back for lack of memory, taken again later */
+	/* Since LIBUSNICREL_0.8: blocking calls that slept their full timeout
+	 * although what they waited for was done meanwhile (by another thread's
+	 * progress): a wake-up lost. 0 unless the process is out of file
+	 * descriptors. */
+	uint64_t late_wakeups;
 };
 
 /* Fill *@st with the context's counters now. */

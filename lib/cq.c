@@ -133,6 +133,12 @@ UREL_API int urel_ep_poll_cq(struct urel_ep *ep, struct urel_completion *out, un
 
 	if (!ep || (!out && n))
 		return -EINVAL;
+	/*
+	 * A busy poller mostly finds nothing: see that without cq_lock. A
+	 * completion that lands meanwhile is taken by the next call.
+	 */
+	if (urel_load_acquire(ep->cq.tail) == __atomic_load_n(&ep->cq.idx, __ATOMIC_ACQUIRE))
+		n = 0;
 	while (total < n) {
 		got = urel_cq_take(ep, raw, n - total < UREL_CQ_BATCH ? n - total : UREL_CQ_BATCH);
 		if (got < 0)

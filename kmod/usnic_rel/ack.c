@@ -83,6 +83,9 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		usnic_rel_tx_work_kick(peer);
 	if (res.recovery_started)
 		usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
+	if (res.spurious)
+		usnic_rel_count(ep, USNIC_REL_CNT_RETX_SPURIOUS, res.spurious);
+	usnic_rel_reo_timer_arm(peer);
 	if (res.fast_retransmit) {
 		c->retx_pending = true;
 		usnic_rel_tx_work_kick(peer);

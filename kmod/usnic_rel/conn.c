@@ -407,6 +407,7 @@ void usnic_rel_conn_shutdown(struct usnic_rel_peer *peer)
 	spin_unlock_bh(&peer->ep->win_lock);
 	/* The state stops each of them from arming the others again. */
 	hrtimer_cancel(&conn->rtx_timer);
+	hrtimer_cancel(&conn->reo_timer);
 	hrtimer_cancel(&conn->ack_timer);
 	cancel_work_sync(&conn->tx_work);
 }

@@ -178,6 +178,7 @@ struct usnic_rel_conn {
 	struct list_head win_node;	/* in ep->win_conns while windows have slots */
 	/* timers.c: soft hrtimers, cancelled by usnic_rel_conn_shutdown(). */
 	struct hrtimer rtx_timer;	/* tail-loss probe, then RTO */
+	struct hrtimer reo_timer;	/* RACK: packets due within reordering */
 	struct hrtimer ack_timer;
 	struct work_struct tx_work;
 };
@@ -222,6 +223,7 @@ void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 /* timers.c */
 void usnic_rel_timers_init(struct usnic_rel_peer *peer);
 void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart);
+void usnic_rel_reo_timer_arm(struct usnic_rel_peer *peer);
 bool usnic_rel_conn_other_overdue(const struct usnic_rel_conn *conn,
 				  unsigned int chan);
 void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,

@@ -90,6 +90,7 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RX_BAD_VERSION] = "rx_bad_version",
 	[USNIC_REL_CNT_TX_LOCAL_RESENDS] = "tx_local_resends",
 	[USNIC_REL_CNT_TX_GSO_FALLBACKS] = "tx_gso_fallbacks",
+	[USNIC_REL_CNT_RETX_SPURIOUS] = "retx_spurious",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -7,11 +7,12 @@
  * the peer acknowledged others (a peer that answers one packet per RTO);
  * before the connection is paired it resends the HELLO instead of data,
  * and after it, until the peer shows that it paired too, the HELLO that
- * answered the peer's challenge with the data. One hrtimer bounds how long
- * an ACK may be held back for coalescing. Both only decide: the transmissions they ask for
+ * answered the peer's challenge with the data. The reorder timer calls
+ * packets lost by time (RACK) when no ACK comes to do it. One hrtimer bounds
+ * how long an ACK may be held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
  *
- * Both are soft hrtimers on CLOCK_MONOTONIC, exact to the microsecond (a
+ * All are soft hrtimers on CLOCK_MONOTONIC, exact to the microsecond (a
  * jiffies timer of 1 ms fires anywhere in 0..4 ms at HZ=250, often before
  * the ACK it waits for). Their callbacks run in the HRTIMER softirq, which
  * a softirq pass runs after NET_RX: ACKs already received on this CPU are
@@ -22,6 +23,9 @@
 
 #include "conn.h"
 #include "usnic_rel.h"
+
+/* Slack of the reorder timer: a tenth of a fast LAN's round trip. */
+#define USNIC_REL_REO_SLACK_NS	(10 * NSEC_PER_USEC)
 
 static bool usnic_rel_conn_in_flight(const struct usnic_rel_conn *conn)
 {
@@ -234,6 +238,82 @@ out:
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * Arm the reorder timer for the earliest time a packet of either channel
+ * becomes lost by time, or stop it when none may. It waits ack_delay_us
+ * longer: the ACK that shows the late packet arrived may leave the peer
+ * that much later than the one that made it a candidate (a delayed ACK, or
+ * the peer's work item scheduled late), and an ACK that comes meanwhile
+ * decides without it. Caller holds conn->lock.
+ */
+void usnic_rel_reo_timer_arm(struct usnic_rel_peer *peer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	u64 due = 0, d;
+	int i;
+
+	if (conn->state != USNIC_REL_CONN_ACTIVE)
+		return;
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		const struct usnic_rel_txwin *w = &conn->chan[i].tx;
+
+		/* Not ready: resent at the RTO's pace, which its answers set. */
+		d = w->cc.peer_rnr ? 0 : w->reo_deadline_ns;
+		if (d && (!due || d < due))
+			due = d;
+	}
+	if (!due) {
+		hrtimer_try_to_cancel(&conn->reo_timer);
+		return;
+	}
+	due += (u64)usnic_rel_ack_delay_us * NSEC_PER_USEC;
+	/* A little late costs little; the slack lets expiries batch. */
+	hrtimer_start_range_ns(&conn->reo_timer, ns_to_ktime(due),
+			       USNIC_REL_REO_SLACK_NS, HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * The reorder timer fired: what an ACK arriving now would find lost by
+ * time is resent, as a fast retransmit, without waiting for the probe or
+ * the RTO.
+ */
+static enum hrtimer_restart usnic_rel_reo_timeout(struct hrtimer *t)
+{
+	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
+						   conn.reo_timer);
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_ack_result res;
+	bool kick = false;
+	u64 now;
+	int i;
+
+	spin_lock(&conn->lock);
+	if (hrtimer_is_queued(t) || conn->state != USNIC_REL_CONN_ACTIVE ||
+	    !conn->remote_incarnation)
+		goto out;
+	now = ktime_get_ns();
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
+		struct usnic_rel_chan_conn *c = &conn->chan[i];
+
+		if (!c->tx.reo_deadline_ns || c->tx.cc.peer_rnr)
+			continue;
+		usnic_rel_txwin_reo_timeout(&c->tx, now, &res);
+		if (res.recovery_started)
+			usnic_rel_count(peer->ep,
+					USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
+		if (res.fast_retransmit)
+			c->retx_pending = true;
+		if (res.rack_lost)
+			kick = true;
+	}
+	usnic_rel_reo_timer_arm(peer);
+	if (kick)
+		usnic_rel_tx_work_kick(peer);
+out:
+	spin_unlock(&conn->lock);
+	return HRTIMER_NORESTART;
+}
+
 static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 {
 	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
@@ -281,6 +361,8 @@ void usnic_rel_timers_init(struct usnic_rel_peer *peer)
 
 	hrtimer_init(&conn->rtx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	conn->rtx_timer.function = usnic_rel_rtx_timeout;
+	hrtimer_init(&conn->reo_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	conn->reo_timer.function = usnic_rel_reo_timeout;
 	hrtimer_init(&conn->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	conn->ack_timer.function = usnic_rel_ack_timeout;
 	INIT_WORK(&conn->tx_work, usnic_rel_tx_work);

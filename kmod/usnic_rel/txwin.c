@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/time64.h>
 
 #include <kunit/visibility.h>
 #include "seq.h"
@@ -320,17 +321,19 @@ static bool usnic_rel_txwin_delivered(struct usnic_rel_txwin *w,
 {
 	if (s->retx && now_ns < s->sent_ns + w->min_rtt_ns)
 		return true;
-	if (s->sent_ns > w->delivered_ns)
+	if (s->sent_ns > w->delivered_ns) {
 		w->delivered_ns = s->sent_ns;
+		w->rack_rtt_ns = now_ns > s->sent_ns ? now_ns - s->sent_ns : 0;
+	}
 	return false;
 }
 
 /*
- * Forget [una, ack); returns whether any of them was retransmitted. Sets
- * *@spurious when one of those resends proved spurious.
+ * Forget [una, ack); returns whether any of them was retransmitted. Counts
+ * in *@spurious those resends that proved spurious.
  */
 static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
-				 u64 now_ns, bool *spurious)
+				 u64 now_ns, u32 *spurious)
 {
 	bool retx = false;
 
@@ -342,7 +345,7 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
 			retx = true;
 		usnic_rel_txwin_unlose(w, s);
 		if (!s->sacked && usnic_rel_txwin_delivered(w, s, now_ns))
-			*spurious = true;
+			(*spurious)++;
 		if (s->sacked) {
 			s->sacked = false;
 			w->nr_sacked--;
@@ -371,7 +374,7 @@ static bool usnic_rel_txwin_sack_one(struct usnic_rel_txwin *w,
 		return false;
 	usnic_rel_txwin_unlose(w, s);
 	if (usnic_rel_txwin_delivered(w, s, now_ns))
-		res->spurious = true;
+		res->spurious++;
 	if (timed && now_ns >= s->sent_ns &&
 	    (res->sack_rtt_ns < 0 ||
 	     (s64)(now_ns - s->sent_ns) < res->sack_rtt_ns))
@@ -443,10 +446,11 @@ static u32 usnic_rel_txwin_mark_blocks(struct usnic_rel_txwin *w,
 }
 
 /*
- * Evidence needed to call the oldest packet lost. A flight of fewer than
- * four packets cannot produce three duplicates: then all but one of those
- * in flight will do (early retransmit, RFC 5827), so that a loss among few
- * packets is repaired by the ACKs rather than by the retransmit timer.
+ * Evidence needed to call the oldest packet lost before the first RTT
+ * sample. A flight of fewer than four packets cannot produce three
+ * duplicates: then all but one of those in flight will do (early
+ * retransmit, RFC 5827), so that a loss among few packets is repaired by
+ * the ACKs rather than by the retransmit timer.
  */
 static u32 usnic_rel_txwin_dupthresh(const struct usnic_rel_txwin *w)
 {
@@ -471,10 +475,10 @@ u64 usnic_rel_txwin_reo_wnd(const struct usnic_rel_txwin *w)
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reo_wnd);
 
-/* A resend proved spurious: tolerate more reordering for a while. */
-static void usnic_rel_txwin_reo_grow(struct usnic_rel_txwin *w)
+/* @n resends proved spurious: tolerate more reordering for a while. */
+static void usnic_rel_txwin_reo_grow(struct usnic_rel_txwin *w, u32 n)
 {
-	w->spurious++;
+	w->spurious += n;
 	w->reo_mult = min(max(w->reo_mult, 1U) + 1, USNIC_REL_REO_MULT_MAX);
 	w->reo_persist = USNIC_REL_REO_PERSIST;
 }
@@ -487,41 +491,83 @@ static void usnic_rel_txwin_reo_age(struct usnic_rel_txwin *w)
 }
 
 /*
- * Packets still missing although one sent more than the reordering window
- * after them arrived, first transmissions and resends alike: lost. A lost
- * resend is found here, from the ACKs, rather than by the retransmit timer
- * that collapses the congestion window (at 10 % loss one resend in ten is
- * lost); so is a loss with too few packets after it for duplicate ACKs.
- * Marks them lost and returns how many.
+ * Packets still missing, sent before the newest one delivered, when their
+ * own round trip took that one's plus the reordering window: lost, first
+ * transmissions and resends alike. A lost resend is found here, from the
+ * ACKs, rather than by the retransmit timer that collapses the congestion
+ * window (at 10 % loss one resend in ten is lost); so is a loss with too few
+ * packets after it for duplicate ACKs. Those not due yet set
+ * reo_deadline_ns, for the reorder timer. Marks them lost and returns how
+ * many.
  */
-static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w)
+static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w, u64 now_ns)
 {
-	u64 reo = usnic_rel_txwin_reo_wnd(w);
+	u64 reo = usnic_rel_txwin_reo_wnd(w), due;
 	u32 seq, n = 0;
 
+	w->reo_deadline_ns = 0;
 	if (!w->delivered_ns || !w->srtt_ns)
 		return 0;
 	for (seq = w->una; seq != w->next; seq++) {
 		struct usnic_rel_tx_slot *s =
 			&w->slots[usnic_rel_txwin_slot(w, seq)];
 
-		if (s->sent_ns + reo >= w->delivered_ns) {
+		if (s->sacked || s->lost)
+			continue;
+		due = s->sent_ns + w->rack_rtt_ns + reo;
+		if (s->sent_ns > w->delivered_ns || now_ns <= due) {
+			if (s->sent_ns <= w->delivered_ns &&
+			    (!w->reo_deadline_ns || due < w->reo_deadline_ns))
+				w->reo_deadline_ns = due + 1;
 			/*
-			 * Sent once, too recently: every later packet was
-			 * first sent after it, so none can be lost by time.
-			 * Stops the walk at the recent part of the flight.
+			 * Sent once, not due: every later packet was first
+			 * sent after it, so none is due before it. Stops the
+			 * walk at the recent part of the flight.
 			 */
 			if (s->sent_ns == s->first_ns)
 				break;
 			continue;
 		}
-		if (s->sacked || s->lost)
-			continue;
 		s->lost = true;
 		w->nr_lost++;
 		n++;
 	}
 	return n;
+}
+
+/*
+ * Decide whether the ACK just taken, or the reorder timer at @now_ns, shows
+ * a loss. With an RTT sample only time decides; before it, duplicates.
+ */
+static void usnic_rel_txwin_detect(struct usnic_rel_txwin *w, u64 now_ns,
+				   struct usnic_rel_ack_result *res)
+{
+	u32 thresh = usnic_rel_txwin_dupthresh(w);
+	bool by_count;
+
+	if (w->una == w->next) {
+		w->reo_deadline_ns = 0;
+		return;
+	}
+	res->rack_lost = usnic_rel_txwin_rack(w, now_ns);
+	by_count = !w->srtt_ns &&
+		   (w->dup_acks >= thresh || w->nr_sacked >= thresh);
+	if (!w->in_recovery && (by_count || res->rack_lost)) {
+		w->in_recovery = true;
+		w->recover = w->next;
+		w->epoch++;
+		usnic_rel_txwin_reo_age(w);
+		res->fast_retransmit = true;
+		res->recovery_started = usnic_rel_cwnd_fast_loss(&w->cc);
+	} else if (w->in_recovery && res->freed && !w->srtt_ns) {
+		/*
+		 * A partial ACK: the next hole was lost too. (With an RTT
+		 * sample, time finds it.) What the time rule found inside a
+		 * recovery is already marked and goes within the pipe, not as
+		 * a new finding that may exceed it.
+		 */
+		res->fast_retransmit = true;
+	}
 }
 
 /**
@@ -592,7 +638,15 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	    (!w->min_rtt_ns || (u64)res->rtt_ns < w->min_rtt_ns))
 		w->min_rtt_ns = max_t(u64, res->rtt_ns, 1);
 	if (res->spurious)
-		usnic_rel_txwin_reo_grow(w);
+		usnic_rel_txwin_reo_grow(w, res->spurious);
+	/*
+	 * The first sample stands in for SRTT (the caller feeds it to the
+	 * estimator after): already the first flight, reordered, is judged
+	 * by time. Not one under a microsecond, which the estimator takes
+	 * for none.
+	 */
+	if (!w->srtt_ns && res->rtt_ns >= NSEC_PER_USEC)
+		w->srtt_ns = res->rtt_ns;
 
 	if (!res->freed && had_flight && (pure || res->newly_sacked))
 		w->dup_acks++;
@@ -602,31 +656,7 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 		usnic_rel_cwnd_recovered(&w->cc);
 	}
 
-	if (w->una != w->next) {
-		u32 thresh = usnic_rel_txwin_dupthresh(w);
-
-		res->rack_lost = usnic_rel_txwin_rack(w);
-		if (!w->in_recovery &&
-		    (w->dup_acks >= thresh || w->nr_sacked >= thresh ||
-		     res->rack_lost)) {
-			w->in_recovery = true;
-			w->recover = w->next;
-			w->epoch++;
-			usnic_rel_txwin_reo_age(w);
-			res->fast_retransmit = true;
-			res->recovery_started =
-				usnic_rel_cwnd_fast_loss(&w->cc);
-		} else if (w->in_recovery && res->freed) {
-			/*
-			 * A partial ACK: the next hole was lost too. What the
-			 * time rule found inside a recovery is already marked
-			 * and goes within the pipe, not as a new finding that
-			 * may exceed it.
-			 */
-			res->fast_retransmit = true;
-		}
-	}
-
+	usnic_rel_txwin_detect(w, now_ns, res);
 	return res->freed || res->newly_sacked ? USNIC_REL_ACK_NEW :
 						 USNIC_REL_ACK_DUP;
 }
@@ -664,16 +694,38 @@ void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
 
 /**
+ * usnic_rel_txwin_reo_timeout() - the reorder timer fired
+ * @w: the window
+ * @now_ns: the time
+ * @res: what was found (rack_lost, fast_retransmit, recovery_started)
+ *
+ * No ACK came since packets sent before a delivered one became candidates
+ * (the tail of a burst, or a flight too short for more ACKs): those past
+ * their time now are lost, as an ACK arriving now would have found.
+ */
+void usnic_rel_txwin_reo_timeout(struct usnic_rel_txwin *w, u64 now_ns,
+				 struct usnic_rel_ack_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->rtt_ns = -1;
+	res->sack_rtt_ns = -1;
+	usnic_rel_txwin_detect(w, now_ns, res);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_reo_timeout);
+
+/**
  * usnic_rel_txwin_lost_end() - end of the range known lost after a fast
  *	retransmit decision
  * @w: the window
  *
- * Return: one past the highest SACKed sequence; without SACKs (duplicate
- * ACKs only), una + 1, for only the first packet is known lost.
+ * Return: una once there is an RTT sample (time marked what is lost; a
+ * hole below a SACK may only be reordered); before it, one past the
+ * highest SACKed sequence, or without SACKs (duplicate ACKs only) una + 1,
+ * for only the first packet is known lost.
  */
 u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w)
 {
-	if (w->una == w->next)
+	if (w->una == w->next || w->srtt_ns)
 		return w->una;
 	if (usnic_rel_seq_after(w->sack_end, w->una))
 		return w->sack_end;

@@ -19,14 +19,21 @@
  * held) needs it, up to the protocol window; an idle window gives them back.
  */
 #define USNIC_REL_MIN_WINDOW	16
-/* Duplicate ACKs, or SACKed packets above a hole, that mean a loss. */
+/*
+ * Duplicate ACKs, or SACKed packets above a hole, that mean a loss: only
+ * before the first RTT sample, while time cannot tell.
+ */
 #define USNIC_REL_DUPACK_THRESH	3
 /*
- * Time-based loss detection (in the spirit of RFC 8985): a packet is lost
- * once one sent more than the reordering window after it was delivered. The
- * window is a quarter of SRTT, grows by a quarter (up to a whole SRTT) each
- * time a resend proves spurious, and shrinks back after that many
- * recoveries without one.
+ * Time-based loss detection (RFC 8985's RACK): a packet sent before one
+ * that was delivered is lost once it stayed unacknowledged for that one's
+ * round trip plus the reordering window; found by an ACK, or by the reorder
+ * timer when no ACK comes. The window is a quarter of SRTT, grows by a
+ * quarter (up to a whole SRTT) each time a resend proves spurious, and
+ * shrinks back after that many recoveries without one. Counting duplicates
+ * instead calls a loss whatever the time: packets that left from two CPUs
+ * (two transmit queues, two veth backlogs) overtake each other by more
+ * than three on a lossless path.
  */
 #define USNIC_REL_REO_MULT_MAX	4
 #define USNIC_REL_REO_PERSIST	16
@@ -57,11 +64,13 @@ struct usnic_rel_txwin {
 	u32 nr_sacked;	/* SACKed packets in [una, next) */
 	u32 nr_lost;	/* slots marked lost and not yet resent */
 	u64 delivered_ns;	/* newest (re)transmission known delivered */
-	u64 srtt_ns;	/* the caller's smoothed RTT, set before each ACK */
+	u64 rack_rtt_ns;	/* ... its round trip, when its ACK came */
+	u64 reo_deadline_ns;	/* when a packet may be lost by time, or 0 */
+	u64 srtt_ns;	/* the caller's smoothed RTT, set before each ACK; 0: none */
 	u64 min_rtt_ns;	/* smallest RTT sample, or 0 */
 	u32 reo_mult;	/* reordering window in quarters of SRTT, or 0 for 1 */
 	u32 reo_persist;	/* recoveries left before it shrinks back */
-	u64 spurious;	/* resends whose original was acknowledged */
+	u64 spurious;	/* resends answered by their original */
 	u32 dup_acks;
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
@@ -85,7 +94,7 @@ struct usnic_rel_ack_result {
 	bool fast_retransmit;	/* a loss was detected: resend the holes */
 	bool recovery_started;	/* ... and it began a congestion episode */
 	u32 rack_lost;		/* newly presumed lost by time */
-	bool spurious;		/* an original arrived after it was resent */
+	u32 spurious;		/* resends found answered by their original */
 };
 
 int usnic_rel_txwin_init(struct usnic_rel_txwin *w, u32 size, u32 isn);
@@ -110,6 +119,8 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
 void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_reo_timeout(struct usnic_rel_txwin *w, u64 now_ns,
+				 struct usnic_rel_ack_result *res);
 u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w);
 bool usnic_rel_txwin_next_retx(const struct usnic_rel_txwin *w, u32 *seq,
 			       u32 end);

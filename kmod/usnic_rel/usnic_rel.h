@@ -146,6 +146,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RX_BAD_VERSION,	/* of rx_bad_header: another wire version */
 	USNIC_REL_CNT_TX_LOCAL_RESENDS,	/* never left the host: resent early */
 	USNIC_REL_CNT_TX_GSO_FALLBACKS,	/* GSO runs sent packet by packet */
+	USNIC_REL_CNT_RETX_SPURIOUS,	/* resends answered by their original */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -5,9 +5,12 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../internal.h"
 #include "msg.h"
@@ -228,6 +231,8 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_match_init(&m->match);
 	if (ret)
 		goto err_free;
+	/* Without it (no fd left), sleepers wake by their timeout only. */
+	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&m->lock, NULL);
 	ret = urel_am_get(ep, &m->am);
 	if (ret)
@@ -251,6 +256,8 @@ err_am:
 err_match:
 	pthread_mutex_destroy(&m->lock);
 	urel_match_fini(&m->match);
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
 err_free:
 	free(m->sink);
 	free(m);
@@ -318,6 +325,8 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	pthread_mutex_unlock(&m->lock);
 	urel_match_fini(&m->match);
 	pthread_mutex_destroy(&m->lock);
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
 	free(m);
 	return 0;
 }
@@ -327,26 +336,6 @@ UREL_API int urel_msg_query(const struct urel_msg *m, struct urel_msg_attr *attr
 	if (!m || !attr)
 		return -EINVAL;
 	*attr = m->attr;
-	return 0;
-}
-
-UREL_API int urel_msg_stats(struct urel_msg *m, struct urel_msg_stats *st)
-{
-	if (!m || !st)
-		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
-	*st = (struct urel_msg_stats){
-		.unexpected = m->match.unexp.count,
-		.unexpected_bytes = m->unexp_bytes,
-		.unexpected_peak_bytes = m->unexp_peak,
-		.early = m->early,
-		.early_bytes = m->early_bytes,
-		.dropped = m->dropped,
-		.peers_failed = m->peers_failed,
-		.keepalives = m->keepalives,
-		.deferred = m->deferred,
-	};
-	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
@@ -366,7 +355,8 @@ UREL_API int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats 
 	return 0;
 }
 
-struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
+/* urel_msg_peer() when @peer has no state yet: grow the table, allocate it. */
+struct urel_msg_peer *urel_msg_peer_add(struct urel_msg *m, urel_peer_t peer)
 {
 	if (!peer)
 		return NULL;
@@ -501,10 +491,21 @@ void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 					    __ATOMIC_RELAXED));
 }
 
-/* Released: urel_msg_test() reads done without the lock, then the status. */
+/* Under m->lock, after a change a blocking call may wait for: wake the sleeping ones. */
+void urel_msg_wake(struct urel_msg *m)
+{
+	uint64_t one = 1;
+
+	/* Level-triggered until the last sleeper drains it (urel_msg_sleep()). */
+	if (m->sleepers && m->wake_fd >= 0 && write(m->wake_fd, &one, sizeof(one)) < 0)
+		return; /* full (never drained?): it is readable anyway */
+}
+
+/* Released: urel_msg_test() reads done without the lock, then the status. Under m->lock. */
 void urel_msg_complete(struct urel_msg_req *r)
 {
 	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	urel_msg_wake(r->m);
 }
 
 static bool urel_msg_full(int ret)
@@ -512,17 +513,32 @@ static bool urel_msg_full(int ret)
 	return ret == -EAGAIN || ret == -ENOBUFS;
 }
 
-static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *p)
+static int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int chan,
+			     const void *hdr, size_t hlen, const void *data, size_t dlen,
+			     uint64_t imm)
 {
 	struct iovec iov[2] = {
-		{ .iov_base = (void *)p->hdr, .iov_len = p->hlen },
-		{ .iov_base = (void *)p->data, .iov_len = p->dlen },
+		{ .iov_base = (void *)hdr, .iov_len = hlen },
+		{ .iov_base = (void *)data, .iov_len = dlen },
 	};
-
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND,
+		.peer = peer,
+		.imm = imm,
+		.len = (uint32_t)(hlen + dlen),
+	};
+	struct urel_payload pl = { .iov = iov, .iovcnt = dlen ? 2 : 1 };
 	int ret;
 
+	/*
+	 * urel_ep_sendv() without its checks of the arguments: the limits
+	 * (urel_msg_limits()) keep every message of ours within its channel's
+	 * max_msg. Only the peer may be unknown to the endpoint.
+	 */
+	if (!urel_av_has(m->ep, peer))
+		return -ENXIO;
 	urel_msg_sink_get(m->sink);
-	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, &m->sink->r, 0);
+	ret = urel_sq_post(m->ep, chan, &sqe, &pl, &m->sink->r, NULL, 0);
 	if (ret)
 		urel_msg_sink_put(m->sink);
 	return ret;
@@ -539,23 +555,15 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
 		      struct urel_msg_req *done_req)
 {
-	struct urel_msg_pending tmp = { .peer = peer,
-					.chan = chan,
-					.hlen = hlen,
-					.data = data,
-					.dlen = dlen,
-					.imm = imm,
-					.done_req = done_req };
+	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
 	struct urel_msg_pending *p;
 	int ret;
 
-	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
-
 	if (pp && pp->err)
 		return pp->err;
-	memcpy(tmp.hdr, hdr, hlen);
+	/* The common case straight from the caller's header: no copy unless it must wait. */
 	if (!m->pend) {
-		ret = urel_msg_post_now(m, &tmp);
+		ret = urel_msg_post_now(m, peer, chan, hdr, hlen, data, dlen, imm);
 		if (!ret) {
 			if (done_req)
 				urel_msg_complete(done_req);
@@ -569,8 +577,14 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 	p = malloc(sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = tmp;
-	p->next = NULL;
+	*p = (struct urel_msg_pending){ .peer = peer,
+					.chan = chan,
+					.hlen = hlen,
+					.data = data,
+					.dlen = dlen,
+					.imm = imm,
+					.done_req = done_req };
+	memcpy(p->hdr, hdr, hlen);
 	if (m->pend_tail)
 		m->pend_tail->next = p;
 	else
@@ -583,7 +597,8 @@ static void urel_msg_flush_pending(struct urel_msg *m)
 {
 	while (m->pend) {
 		struct urel_msg_pending *p = m->pend;
-		int ret = urel_msg_post_now(m, p);
+		int ret = urel_msg_post_now(m, p->peer, p->chan, p->hdr, p->hlen, p->data, p->dlen,
+					    p->imm);
 
 		if (urel_msg_full(ret))
 			break;
@@ -796,6 +811,50 @@ int urel_msg_drain(struct urel_msg *m)
 	}
 }
 
+/* Under m->lock: a wake-up is pending on wake_fd. */
+static bool urel_msg_wake_pending(const struct urel_msg *m)
+{
+	struct pollfd pfd = { .fd = m->wake_fd, .events = POLLIN };
+
+	return m->wake_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+/*
+ * Sleep on the device until something arrives for us, another thread
+ * completes what we wait for (urel_msg_wake()), or @ms pass. Returns 1
+ * when @ready, 0 to go on, or an error.
+ */
+static int urel_msg_sleep(struct urel_msg *m, bool (*ready)(void *), void *arg, int ms)
+{
+	uint64_t drain;
+	bool ok;
+	int n;
+
+	/* Checked with the sleeper counted, under the lock the wakers take. */
+	pthread_mutex_lock(&m->lock);
+	ok = ready(arg);
+	if (!ok)
+		m->sleepers++;
+	pthread_mutex_unlock(&m->lock);
+	if (ok)
+		return 1;
+	n = urel_device_wait_fd(m->dev, m->wake_fd, ms);
+	pthread_mutex_lock(&m->lock);
+	ok = ready(arg);
+	/* Done while we slept, and nobody woke us: a wake-up lost. */
+	if (!n && ok && !urel_msg_wake_pending(m))
+		__atomic_fetch_add(&m->late_wakeups, 1, __ATOMIC_RELAXED);
+	if (!--m->sleepers && m->wake_fd >= 0) {
+		ssize_t got = read(m->wake_fd, &drain, sizeof(drain));
+
+		(void)got; /* -EAGAIN: nothing was pending */
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (ok)
+		return 1;
+	return n < 0 && n != -EINTR ? n : 0;
+}
+
 /* Progress until @ready (called under m->lock) says so: spin a while, then sleep on the fd. */
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 {
@@ -820,8 +879,8 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 		}
 		if (++idle < m->attr.spin)
 			continue;
-		n = urel_device_wait(m->dev, stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
-		if (n < 0 && n != -EINTR)
-			return n;
+		n = urel_msg_sleep(m, ready, arg, stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
+		if (n)
+			return n < 0 ? n : 0;
 	}
 }

@@ -213,10 +213,36 @@ struct urel_msg {
 	uint64_t win_count, win_bytes; /* windows registered, bytes in them */
 	uint64_t pin_waits; /* sends that began waiting to register a window */
 	uint64_t pin_failures; /* sends failed: nothing pinned anywhere to wait for */
+	/*
+	 * Blocking calls asleep on the device (under lock), and an eventfd
+	 * (-1: none, they wake by timeout) through which whoever completes
+	 * what they wait for wakes them: a completion another thread took off
+	 * the ring leaves the device nothing to wake them for.
+	 */
+	unsigned int sleepers;
+	int wake_fd;
+	uint64_t late_wakeups; /* atomic: a sleep that timed out on what was already done */
+};
+
+/* struct urel_msg_stats up to LIBUSNICREL_0.7 (ctx.c). */
+struct urel_msg_stats_v02 {
+	uint64_t unexpected, unexpected_bytes, unexpected_peak_bytes;
+	uint64_t early, early_bytes;
+	uint64_t dropped, peers_failed, keepalives, deferred;
 };
 
 /* ctx.c */
-struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer);
+struct urel_msg_peer *urel_msg_peer_add(struct urel_msg *m, urel_peer_t peer);
+
+/* The state of @peer, created on first use (NULL: no memory, or peer 0). Under m->lock. */
+static inline struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
+{
+	/* Every message looks its peer up: inline when it is known already. */
+	if (peer < m->npeers && m->peers[peer])
+		return m->peers[peer];
+	return urel_msg_peer_add(m, peer);
+}
+
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req);
 int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
@@ -225,6 +251,7 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_complete(struct urel_msg_req *r);
+void urel_msg_wake(struct urel_msg *m);
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
 void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);

@@ -218,6 +218,7 @@ void urel_msg_unexpected(struct urel_msg *m, struct urel_msg_handle *q)
 {
 	q->e.src = q->peer;
 	urel_match_add_unexpected(&m->match, &q->e);
+	urel_msg_wake(m); /* a blocking probe may wait for it */
 }
 
 /* Ask the sender of @r for the windows of its message. Under m->lock. */
@@ -502,7 +503,8 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 		ret = urel_msg_arrive(m, c->peer, h, c->imm, p, len);
 		if (!ret) {
 			pp->rx_next++;
-			urel_msg_release_early(m, c->peer, pp);
+			if (pp->early)
+				urel_msg_release_early(m, c->peer, pp);
 		}
 	}
 	if (ret) {

@@ -338,16 +338,22 @@ static void cwnd_lost_resend_found_by_acks(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
 	w.srtt_ns = 8;
 	cw_send(test, &w, 8, 10);
-	/* 0 lost, 1..3 SACKed: recovery; 0 is resent at 20. */
-	usnic_rel_txwin_ack(&w, 0, 0x7, true, 15, &res);
+	/* 0 missing, 1..7 SACKed at 15: not yet its time (10 + 5 + 2). */
+	usnic_rel_txwin_ack(&w, 0, 0x7f, true, 15, &res);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 18);
+	/* No ACK since: the reorder timer finds it; 0 is resent at 20. */
+	usnic_rel_txwin_reo_timeout(&w, 18, &res);
 	KUNIT_ASSERT_TRUE(test, res.recovery_started);
-	usnic_rel_txwin_mark_lost(&w, usnic_rel_txwin_lost_end(&w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, usnic_rel_txwin_lost_end(&w),
+							U64_MAX), 0);
 	seq = 0;
 	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
 	usnic_rel_txwin_retransmitted(&w, seq, 20);
-	/* Packets first sent before the resend arrive: no news about it. */
-	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x3f, true, 25, &res),
-			USNIC_REL_ACK_NEW);
+	/* A repeat of what was known: no news about the resend. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x7f, true, 25, &res),
+			USNIC_REL_ACK_DUP);
 	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
 	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
 	/* One sent within the reordering window after it: still none. */
@@ -355,6 +361,7 @@ static void cwnd_lost_resend_found_by_acks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0xff, true, 30, &res),
 			USNIC_REL_ACK_NEW);
 	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
 	/* One sent well after it arrives: the resend was lost as well. */
 	cw_send(test, &w, 1, 40);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1ff, true, 45, &res),
@@ -383,6 +390,83 @@ static void cwnd_lost_resend_found_by_acks(struct kunit *test)
 }
 
 /*
+ * Packets that left from two CPUs overtake each other: six SACKed above a
+ * hole are no loss while the hole's time has not come (with an RTT sample
+ * only time decides), and its late arrival resends nothing. Before the
+ * first sample, the same ACK is a loss by count.
+ */
+static void cwnd_reordering_is_not_loss(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 40;
+	cw_send(test, &w, 10, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x1f8, true, 150, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 6);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	/* Due at 100 + 50 + 10: the reorder timer is set for it. */
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 161);
+	/* The timer firing before then finds nothing. */
+	usnic_rel_txwin_reo_timeout(&w, 156, &res);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	/* They arrive: all acknowledged, nothing resent, no timer. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 10, 0, true, 158, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, USNIC_REL_CWND_INITIAL + 10);
+	/* Without an RTT sample (none under 1 us), counting is all there is, */
+	usnic_rel_txwin_reset(&w, 0);
+	cw_send(test, &w, 10, 200);
+	usnic_rel_txwin_ack(&w, 0, 0x1f8, true, 250, &res);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, w.in_recovery);
+	/* ... but the first ACK's own sample is one: time judges at once. */
+	usnic_rel_txwin_reset(&w, 0);
+	cw_send(test, &w, 10, 1000);
+	usnic_rel_txwin_ack(&w, 0, 0x1f8, true, 41000, &res);
+	KUNIT_EXPECT_EQ(test, w.srtt_ns, 40000);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 1000 + 40000 + 10000 + 1);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * A flight too short for more ACKs (three packets, the first lost): the
+ * reorder timer calls it lost once its time has come, not the probe or
+ * the RTO.
+ */
+static void cwnd_reorder_timer_finds_short_flight_loss(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 40;
+	cw_send(test, &w, 3, 100);
+	usnic_rel_txwin_ack(&w, 0, 0x3, true, 150, &res);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 161);
+	usnic_rel_txwin_reo_timeout(&w, 160, &res);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 161);
+	usnic_rel_txwin_reo_timeout(&w, 161, &res);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 1);
+	KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, res.recovery_started);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 1);
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
  * A loss with too few packets after it for duplicate ACKs (a message's
  * tail) is found once a packet sent a reordering window later arrives.
  */
@@ -401,6 +485,8 @@ static void cwnd_first_send_lost_by_time(struct kunit *test)
 			USNIC_REL_ACK_NEW);
 	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
 	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	/* Due at 100 + 45 + 10 unless an ACK says otherwise first. */
+	KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 156);
 	/* 9, sent well after them, arrived too: 0..7 are lost. */
 	cw_send(test, &w, 1, 200);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x180, true, 250, &res),
@@ -426,13 +512,13 @@ static void cwnd_spurious_resend_widens_reordering(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
 	w.srtt_ns = 40;
 	cw_send(test, &w, 4, 100);
-	usnic_rel_txwin_ack(&w, 1, 0, true, 150, &res);
+	usnic_rel_txwin_ack(&w, 3, 0, true, 150, &res);
 	KUNIT_EXPECT_EQ(test, w.min_rtt_ns, 50);
-	/* The tail probe resends 3; its original's SACK comes at once. */
+	/* The tail probe resends 3; its original's ACK comes at once. */
 	usnic_rel_txwin_retransmitted(&w, 3, 300);
-	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 1, 0x2, true, 310, &res),
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 4, 0, true, 310, &res),
 			USNIC_REL_ACK_NEW);
-	KUNIT_EXPECT_TRUE(test, res.spurious);
+	KUNIT_EXPECT_EQ(test, res.spurious, 1);
 	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
 	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
 	KUNIT_EXPECT_EQ(test, w.spurious, 1);
@@ -600,6 +686,8 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
 	KUNIT_CASE(cwnd_lost_resend_found_by_acks),
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
+	KUNIT_CASE(cwnd_reordering_is_not_loss),
+	KUNIT_CASE(cwnd_reorder_timer_finds_short_flight_loss),
 	KUNIT_CASE(cwnd_spurious_resend_widens_reordering),
 	KUNIT_CASE(cwnd_sack_gives_rtt_sample),
 	KUNIT_CASE(cwnd_presumed_lost_gives_no_rtt_sample),

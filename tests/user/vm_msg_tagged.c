@@ -20,7 +20,9 @@
  *               unseen with the cache forced on (the control);
  *   thread      with a progress thread, a receiver that computes without
  *               calling the library still completes a rendezvous and a
- *               synchronous send to it;
+ *               synchronous send to it; and a blocking receive whose
+ *               message the thread dispatched is woken by it at once
+ *               (urel_msg_stats() late_wakeups stays 0);
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         as an unprivileged user under an 8 MiB RLIMIT_MEMLOCK: one
@@ -544,6 +546,45 @@ static void t_progress_thread(struct urt_job *j)
 		}
 		URT_CHECK(!memcmp(b, "sync", 4));
 	}
+}
+
+/*
+ * Both ranks run a progress thread, which sleeps on the device beside a
+ * blocking receive: when the thread dispatches the message, it must wake
+ * the receive, which otherwise sleeps out its timeout (50 ms). Rank 1
+ * answers each ping 2 ms late, so that rank 0's receive has stopped
+ * spinning and sleeps. Every sleep that timed out on a request already
+ * done is counted (late_wakeups) and must stay 0.
+ */
+static void t_wakeups(struct urt_job *j)
+{
+	struct urel_msg_stats st0, st;
+	int other = !j->rank;
+	char b[8];
+
+	URT_CHECK_EQ(urel_msg_stats(j->m, &st0), 0);
+	for (int i = 0; i < 100; i++) {
+		if (j->rank == 0)
+			URT_CHECK_EQ(urel_msg_send(j->m, j->peer[other], "ping", 4, 0x900), 0);
+		URT_CHECK_EQ(urel_msg_recv(j->m, j->peer[other], b, sizeof(b), 0x900, 0, NULL), 0);
+		if (j->rank == 1) {
+			usleep(2000);
+			URT_CHECK_EQ(urel_msg_send(j->m, j->peer[other], "pong", 4, 0x900), 0);
+		}
+	}
+	URT_CHECK_EQ(urel_msg_stats(j->m, &st), 0);
+	if (st.late_wakeups != st0.late_wakeups)
+		fprintf(stderr, "rank %d: %llu sleeps ran to their timeout past their message\n",
+			j->rank, (unsigned long long)(st.late_wakeups - st0.late_wakeups));
+	URT_CHECK_EQ(st.late_wakeups, st0.late_wakeups);
+}
+
+/* With a progress thread: it serves a computing receiver, and it wakes blocking calls. */
+static void t_thread(struct urt_job *j)
+{
+	t_progress_thread(j);
+	urt_job_barrier(j);
+	t_wakeups(j);
 }
 
 static void t_two_ranks(struct urt_job *j)
@@ -1130,7 +1171,7 @@ int main(int argc, char **argv)
 		struct urel_msg_attr thr = { .progress_thread = 1 };
 
 		URT_CHECK_EQ(pipe(done_pipe), 0);
-		ret |= urt_job_run(2, &thr, t_progress_thread, 300);
+		ret |= urt_job_run(2, &thr, t_thread, 300);
 		close(done_pipe[0]);
 		close(done_pipe[1]);
 	}

@@ -7,7 +7,9 @@
  * Usage: vm_reliable rx|tx LOCAL_IP LOCAL_PORT REMOTE_IP REMOTE_PORT COUNT [MIN_RETX]
  * The receiver checks every byte, the order on each channel and that no message
  * comes twice; the sender checks that every send completes successfully and,
- * with MIN_RETX, that at least that many packets had to be sent again.
+ * with MIN_RETX, that at least that many packets had to be sent again; a
+ * negative MIN_RETX requires that none was found lost by the ACKs (a
+ * lossless path, however it reorders: no fast retransmit).
  * VM_RELIABLE_DONE names a file the caller creates, holding the sender's
  * exit status, once the sender is done: the receiver then stays until it
  * exists, and gives up (failing, saying what it had) when nothing comes
@@ -76,7 +78,7 @@ static void print_counters(const char *who, struct urt_ep *ep)
 		"rx_out_of_window", "rx_no_buf",       "rx_bad_ack",
 		"rx_bad_header",    "peers_dead",      "cwnd_fast_recoveries",
 		"cwnd_timeouts",    "tx_errors",       "tx_local_resends",
-		"tx_gso_fallbacks",
+		"tx_gso_fallbacks", "retx_spurious",
 	};
 
 	printf("%s counters:", who);
@@ -370,6 +372,14 @@ static int run_tx(struct urt_ep *ep, uint32_t peer, uint32_t count, long long mi
 				  urt_counter(ep->info.debug_id, "retx_fast") +
 				  urt_counter(ep->info.debug_id, "retx_probe") >=
 			  min_retx);
+	/*
+	 * Reordered, not lost: no packet is taken for lost. (Probes and
+	 * timeouts answer a stalled host, whose ACKs are late, not reordering.)
+	 */
+	if (min_retx < 0) {
+		URT_CHECK_EQ(urt_counter(ep->info.debug_id, "retx_fast"), 0);
+		URT_CHECK_EQ(urt_counter(ep->info.debug_id, "cwnd_fast_recoveries"), 0);
+	}
 	/* Losses are found by the ACKs (SACK evidence), not only by the timer. */
 	if (min_retx > 0)
 		URT_CHECK(urt_counter(ep->info.debug_id, "cwnd_fast_recoveries") >= 1);

@@ -96,6 +96,8 @@ static int get(struct urel_device *dev, struct urel_ep *ep, urel_peer_t p, void 
 		/* Both ends' connection state, for the reader of the log. */
 		urt_dump_debugfs("peers");
 		urt_dump_debugfs("counters");
+		/* What fault injection dropped: a test's own drop knob left on. */
+		urt_dump_debugfs("fault");
 		/* Packets lost below the module: UDP errors, per-socket drops. */
 		dump_file("/proc/net/snmp");
 		dump_file("/proc/net/udp");
@@ -238,6 +240,13 @@ static int run_target(int to_o, int from_o)
 		while (urt_counter(debug_id(t), "rdma_served") == served && urt_now_ms() < end)
 			usleep(1000);
 		URT_CHECK(served >= 0 && urt_counter(debug_id(t), "rdma_served") == served + 1);
+		/*
+		 * Served is counted when the request is taken; the answer leaves
+		 * later, from the connection's work item. Dropping before the
+		 * origin has it would lose it and every resend of it.
+		 */
+		if (full_io(from_o, &go, 1, 0))
+			return 1;
 		/* Nothing we send arrives: the big answer will stall after one window. */
 		drop_all(t, 1);
 		tx = urt_counter(debug_id(t), "tx_data_packets");
@@ -306,6 +315,8 @@ static void test_dereg_during_get(void)
 		}
 		/* A small GET first, then the big one once the target drops its packets. */
 		URT_CHECK_EQ(get(dev, o, tp, buf, 16, m.key), 0);
+		/* Answered: the target may drop what it sends from now on. */
+		URT_CHECK_EQ(full_io(to_t[1], &go, 1, 1), 0);
 		URT_CHECK_EQ(full_io(from_t[0], &go, 1, 0), 0);
 		memset(buf, 0, BIG);
 		st = get(dev, o, tp, buf, BIG, m.key);
