@@ -98,9 +98,29 @@ static void one(struct urel_win *w, enum op op)
 	CALL(urel_win_flush(w, 1));
 }
 
-/* @n of @op, in a lock_all epoch when it is a single operation; the time taken. */
-static double lat_block(struct urel_win *w, enum op op, int n)
+/*
+ * OSC_BENCH_OPS (a comma-separated list of op names): only those, and no
+ * bandwidth runs, so that counters read around the run are theirs alone.
+ */
+static bool wanted(enum op op)
 {
+	const char *ops = getenv("OSC_BENCH_OPS");
+	size_t n = strlen(op_name[op]);
+
+	for (const char *p = ops; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0)) {
+		if (strcspn(p, ",") == n && !strncmp(p, op_name[op], n))
+			return true;
+	}
+	return !ops;
+}
+
+/*
+ * @n of @op, in a lock_all epoch when it is a single operation; the time
+ * taken. The origin's sleeps on the device meanwhile are added to *@sleeps.
+ */
+static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps)
+{
+	struct urel_win_stats st0, st;
 	bool in_all = op < OP_LOCK;
 	double t0;
 
@@ -108,10 +128,13 @@ static double lat_block(struct urel_win *w, enum op op, int n)
 		CALL(urel_win_lock_all(w, 0));
 		one(w, op); /* unmeasured: a lazy lock is taken here */
 	}
+	CALL(urel_win_stats(w, &st0));
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
 		one(w, op);
 	t0 = now_us() - t0;
+	CALL(urel_win_stats(w, &st));
+	*sleeps += st.sleeps - st0.sleeps;
 	if (in_all)
 		CALL(urel_win_unlock_all(w));
 	return t0;
@@ -125,18 +148,30 @@ static double lat_block(struct urel_win *w, enum op op, int n)
 static void lat(struct urel_win *w, int iters)
 {
 	double sum[OP_LOCK_PUT + 1] = { 0 };
+	uint64_t sleeps[OP_LOCK_PUT + 1] = { 0 }, drop;
+	int n = iters / LAT_BLOCKS * LAT_BLOCKS;
 
 	for (int b = -1; b < LAT_BLOCKS; b++) {
 		for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
-			double t = lat_block(w, op, iters / LAT_BLOCKS);
+			double t = wanted(op) ? lat_block(w, op, iters / LAT_BLOCKS,
+							  b >= 0 ? &sleeps[op] : &drop)
+					      : 0;
 
 			if (b >= 0)
 				sum[op] += t;
 		}
 	}
-	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++)
-		printf("osc_bench impl=urel op=%s size=8 lat_us=%.2f\n", op_name[op],
-		       sum[op] / (iters / LAT_BLOCKS * LAT_BLOCKS));
+	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
+		if (wanted(op))
+			printf("osc_bench impl=urel op=%s size=8 lat_us=%.2f\n", op_name[op],
+			       sum[op] / n);
+	}
+	/* Not a result line (bench/run reads only those): where the time goes. */
+	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
+		if (wanted(op))
+			printf("osc_bench sleeps op=%s per_op=%.3f\n", op_name[op],
+			       (double)sleeps[op] / n);
+	}
 }
 
 static void put_bw(struct urel_win *w, void *buf, int bursts)
@@ -297,11 +332,13 @@ int main(int argc, char **argv)
 		CALL(urel_win_allocate(g, (size_t)BURST * BW_SIZE, 1, &mem, &w));
 		if (rank == 0) {
 			lat(w, iters);
-			put_bw(w, buf, iters / 10);
+			if (!getenv("OSC_BENCH_OPS"))
+				put_bw(w, buf, iters / 10);
 		}
 		CALL(urel_group_barrier(g));
 		CALL(urel_win_free(w));
-		core_put_bw(ep, m, g, urel_job_peer(job, 1), buf, iters / 10);
+		if (!getenv("OSC_BENCH_OPS"))
+			core_put_bw(ep, m, g, urel_job_peer(job, 1), buf, iters / 10);
 		free(buf);
 	}
 	fflush(stdout);

@@ -169,6 +169,10 @@ struct urel_win_stats {
 	 * waited for had been served meanwhile (by another thread's progress):
 	 * a wake-up lost. 0 unless the process is out of file descriptors. */
 	uint64_t late_wakeups;
+	/* Sleeps on the device of blocking window calls (flush, unlock, a
+	 * fetching operation, a lock...): each costs a wake-up when its answer
+	 * comes. Calls poll for UREL_OSC_SPIN_US first (usnicrel_win(7)). */
+	uint64_t sleeps;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

@@ -384,7 +384,9 @@ struct urel_osc_ctx {
 	 */
 	unsigned int sleepers;
 	int wake_fd;
+	uint32_t spin_us; /* UREL_OSC_SPIN_US: how long a blocking call polls before it sleeps */
 	uint64_t late_wakeups; /* atomic: a sleep that timed out on a completion already served */
+	uint64_t sleeps; /* atomic: sleeps of blocking calls on the device */
 };
 
 /* ctx.c */
@@ -489,6 +491,16 @@ bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
 /* struct urel_win_stats as LIBUSNICREL_0.3 and 0.4 had it (win.c). */
+/* struct urel_win_stats up to LIBUSNICREL_0.7. */
+struct urel_win_stats_v06 {
+	uint64_t dropped, deferred;
+	uint64_t lock_piggy, lock_queued, lock_discarded;
+	uint64_t acc_waits;
+	uint64_t locks_reclaimed;
+	uint64_t lock_fast;
+	uint64_t late_wakeups;
+};
+
 /* struct urel_win_stats up to LIBUSNICREL_0.5. */
 struct urel_win_stats_v05 {
 	uint64_t dropped, deferred;

@@ -35,7 +35,7 @@ cc -std=c11 -Wall -Werror -o "$dest/prog" "$dest/prog.c" $(pkg-config --cflags -
 LD_LIBRARY_PATH=$lib "$dest/prog"
 readelf -d "$dest/prog" | grep -q 'NEEDED.*libusnicrel.so.0'
 # A program linked against the current header binds urel_win_stats to
-# LIBUSNICREL_0.6 (struct with late_wakeups); older ones keep the 0.5 or
+# LIBUSNICREL_0.8 (struct with sleeps); older ones keep the 0.6, 0.5 or
 # 0.3 entry, which fills only the struct they were built with.
 # (Output captured first: grep -q closing the pipe early fails readelf
 # with SIGPIPE under pipefail.)
@@ -44,8 +44,10 @@ grep -q 'urel_win_stats@LIBUSNICREL_0\.3$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.3 missing"; exit 1; }
 grep -q 'urel_win_stats@LIBUSNICREL_0\.5$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.5 missing"; exit 1; }
-grep -q 'urel_win_stats@@LIBUSNICREL_0\.6$' <<<"$syms" ||
-	{ echo "check_install: urel_win_stats@@LIBUSNICREL_0.6 missing"; exit 1; }
+grep -q 'urel_win_stats@LIBUSNICREL_0\.6$' <<<"$syms" ||
+	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.6 missing"; exit 1; }
+grep -q 'urel_win_stats@@LIBUSNICREL_0\.8$' <<<"$syms" ||
+	{ echo "check_install: urel_win_stats@@LIBUSNICREL_0.8 missing"; exit 1; }
 # Likewise urel_msg_stats: LIBUSNICREL_0.8 (late_wakeups) for new programs, 0.2 kept.
 grep -q 'urel_msg_stats@LIBUSNICREL_0\.2$' <<<"$syms" ||
 	{ echo "check_install: urel_msg_stats@LIBUSNICREL_0.2 missing"; exit 1; }
@@ -67,8 +69,8 @@ C
 cc -std=c11 -Wall -Werror -o "$dest/stats" "$dest/stats.c" $(pkg-config --cflags --libs libusnicrel)
 LD_LIBRARY_PATH=$lib "$dest/stats"
 syms=$(readelf -W --dyn-syms "$dest/stats")
-grep -q 'urel_win_stats@LIBUSNICREL_0\.6' <<<"$syms" ||
-	{ echo "check_install: a new program does not bind urel_win_stats@LIBUSNICREL_0.6"; exit 1; }
+grep -q 'urel_win_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
+	{ echo "check_install: a new program does not bind urel_win_stats@LIBUSNICREL_0.8"; exit 1; }
 grep -q 'urel_msg_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
 	{ echo "check_install: a new program does not bind urel_msg_stats@LIBUSNICREL_0.8"; exit 1; }
 # The libfabric provider lands in libfabric's own provider directory, and
