@@ -355,7 +355,8 @@ UREL_API int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats 
 	return 0;
 }
 
-struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
+/* urel_msg_peer() when @peer has no state yet: grow the table, allocate it. */
+struct urel_msg_peer *urel_msg_peer_add(struct urel_msg *m, urel_peer_t peer)
 {
 	if (!peer)
 		return NULL;
@@ -512,17 +513,32 @@ static bool urel_msg_full(int ret)
 	return ret == -EAGAIN || ret == -ENOBUFS;
 }
 
-static int urel_msg_post_now(struct urel_msg *m, const struct urel_msg_pending *p)
+static int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int chan,
+			     const void *hdr, size_t hlen, const void *data, size_t dlen,
+			     uint64_t imm)
 {
 	struct iovec iov[2] = {
-		{ .iov_base = (void *)p->hdr, .iov_len = p->hlen },
-		{ .iov_base = (void *)p->data, .iov_len = p->dlen },
+		{ .iov_base = (void *)hdr, .iov_len = hlen },
+		{ .iov_base = (void *)data, .iov_len = dlen },
 	};
-
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND,
+		.peer = peer,
+		.imm = imm,
+		.len = (uint32_t)(hlen + dlen),
+	};
+	struct urel_payload pl = { .iov = iov, .iovcnt = dlen ? 2 : 1 };
 	int ret;
 
+	/*
+	 * urel_ep_sendv() without its checks of the arguments: the limits
+	 * (urel_msg_limits()) keep every message of ours within its channel's
+	 * max_msg. Only the peer may be unknown to the endpoint.
+	 */
+	if (!urel_av_has(m->ep, peer))
+		return -ENXIO;
 	urel_msg_sink_get(m->sink);
-	ret = urel_ep_sendv(m->ep, p->peer, p->chan, iov, p->dlen ? 2 : 1, p->imm, &m->sink->r, 0);
+	ret = urel_sq_post(m->ep, chan, &sqe, &pl, &m->sink->r, NULL, 0);
 	if (ret)
 		urel_msg_sink_put(m->sink);
 	return ret;
@@ -539,23 +555,15 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
 		      struct urel_msg_req *done_req)
 {
-	struct urel_msg_pending tmp = { .peer = peer,
-					.chan = chan,
-					.hlen = hlen,
-					.data = data,
-					.dlen = dlen,
-					.imm = imm,
-					.done_req = done_req };
+	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
 	struct urel_msg_pending *p;
 	int ret;
 
-	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
-
 	if (pp && pp->err)
 		return pp->err;
-	memcpy(tmp.hdr, hdr, hlen);
+	/* The common case straight from the caller's header: no copy unless it must wait. */
 	if (!m->pend) {
-		ret = urel_msg_post_now(m, &tmp);
+		ret = urel_msg_post_now(m, peer, chan, hdr, hlen, data, dlen, imm);
 		if (!ret) {
 			if (done_req)
 				urel_msg_complete(done_req);
@@ -569,8 +577,14 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 	p = malloc(sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = tmp;
-	p->next = NULL;
+	*p = (struct urel_msg_pending){ .peer = peer,
+					.chan = chan,
+					.hlen = hlen,
+					.data = data,
+					.dlen = dlen,
+					.imm = imm,
+					.done_req = done_req };
+	memcpy(p->hdr, hdr, hlen);
 	if (m->pend_tail)
 		m->pend_tail->next = p;
 	else
@@ -583,7 +597,8 @@ static void urel_msg_flush_pending(struct urel_msg *m)
 {
 	while (m->pend) {
 		struct urel_msg_pending *p = m->pend;
-		int ret = urel_msg_post_now(m, p);
+		int ret = urel_msg_post_now(m, p->peer, p->chan, p->hdr, p->hlen, p->data, p->dlen,
+					    p->imm);
 
 		if (urel_msg_full(ret))
 			break;

@@ -232,7 +232,17 @@ struct urel_msg_stats_v02 {
 };
 
 /* ctx.c */
-struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer);
+struct urel_msg_peer *urel_msg_peer_add(struct urel_msg *m, urel_peer_t peer);
+
+/* The state of @peer, created on first use (NULL: no memory, or peer 0). Under m->lock. */
+static inline struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_t peer)
+{
+	/* Every message looks its peer up: inline when it is known already. */
+	if (peer < m->npeers && m->peers[peer])
+		return m->peers[peer];
+	return urel_msg_peer_add(m, peer);
+}
+
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req);
 int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,

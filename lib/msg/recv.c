@@ -503,7 +503,8 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 		ret = urel_msg_arrive(m, c->peer, h, c->imm, p, len);
 		if (!ret) {
 			pp->rx_next++;
-			urel_msg_release_early(m, c->peer, pp);
+			if (pp->early)
+				urel_msg_release_early(m, c->peer, pp);
 		}
 	}
 	if (ret) {
