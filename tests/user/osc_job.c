@@ -33,6 +33,7 @@
 static int rank, nranks, iters;
 static int failures;
 static bool verbose;
+static uint32_t ep_debug_id; /* our endpoint's sysfs directory, endpoints/ep<N> */
 
 static void failf(int line, const char *fmt, ...)
 {
@@ -295,6 +296,42 @@ static void test_counter(struct urel_group *g)
 	free(all);
 }
 
+/* Data packets our endpoint sent (first transmissions), from its sysfs counters; -1: unreadable. */
+static long long tx_data_packets(void)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/misc/usnic_rel/endpoints/ep%u/counters/tx_data_packets", ep_debug_id);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * After a fetch-and-op (a kernel atomic, complete at the target when its
+ * answer came) nothing is outstanding: a flush then has nothing to wait
+ * for and must send nothing (MPI codes flush after every fetch).
+ */
+static void empty_flushes(struct urel_win *w)
+{
+	long long before = tx_data_packets(), after;
+
+	for (int i = 0; i < 10; i++)
+		OK(urel_win_flush(w, 0));
+	OK(urel_win_flush_all(w));
+	after = tx_data_packets();
+	CHECK(before >= 0 && after == before,
+	      "flushes with nothing outstanding sent %lld data packets (counter %lld -> %lld)",
+	      after - before, before, after);
+}
+
 /*
  * Lost wake-ups: the origins' flushes and fetches sleep on the device while
  * their progress thread may dispatch the answer they wait for (it then
@@ -320,6 +357,7 @@ static void test_wakeups(struct urel_group *g)
 			OK(urel_win_fetch_and_op(w, &one, &old, UREL_WIN_UINT64, 0, 1,
 						 UREL_WIN_SUM));
 		}
+		empty_flushes(w);
 		OK(urel_win_unlock_all(w));
 	}
 	OK(urel_group_barrier(g));
@@ -1151,6 +1189,12 @@ int main(int argc, char **argv)
 	}
 	rank = urel_group_rank(world);
 	nranks = urel_group_size(world);
+	{
+		struct urel_ep_info info;
+
+		if (!urel_ep_query(ep, &info))
+			ep_debug_id = info.debug_id;
+	}
 	static const struct {
 		const char *name;
 		void (*fn)(struct urel_group *g);
