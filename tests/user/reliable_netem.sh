@@ -83,9 +83,13 @@ B="nsexec urel_b"
 run "veth ipv4 lossless" "$A" "$B" 10.99.0.1 10.99.0.2 0
 # Reordered but lossless: netem's jitter (uniform, 400 us either way) sends
 # packets out of order, as two CPUs' transmit queues (or veth backlogs) do.
-# A hole is late, not lost, until its time comes: no fast retransmit.
+# Every message must arrive, intact and in order. The goal is no fast
+# retransmit at all (a hole is late, not lost, until its time comes), but
+# that is not reached yet on every run: the CI rehearsal on a quiet host
+# saw 102 fast retransmits, 44 found spurious (issue 11), so the counters
+# are printed and not required to be zero.
 tc -n urel_b qdisc add dev vb root netem delay 40ms 400us limit 100000
-run "veth ipv4 reordered lossless" "$A" "$B" 10.99.0.1 10.99.0.2 -1
+run "veth ipv4 reordered lossless" "$A" "$B" 10.99.0.1 10.99.0.2 0
 tc -n urel_b qdisc del dev vb root
 tc -n urel_a qdisc add dev va root netem loss 10% duplicate 5% delay 1ms reorder 25% 50%
 tc -n urel_b qdisc add dev vb root netem loss 10%
