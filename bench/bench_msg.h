@@ -53,7 +53,7 @@ static inline int bench_msg_wait(struct urel_msg_req *r, struct urel_msg_status 
 				 int timeout_ms)
 {
 	uint64_t deadline;
-	unsigned int n = 0;
+	unsigned int polls = 0;
 
 	if (!busy)
 		return urel_msg_wait(r, st);
@@ -65,7 +65,7 @@ static inline int bench_msg_wait(struct urel_msg_req *r, struct urel_msg_status 
 			bench_die("urel_msg_test", ret);
 		if (ret == 1)
 			return st ? st->error : 0;
-		if (!(++n & 1023) && bench_now_ns() > deadline)
+		if (bench_spin_expired(&polls, deadline))
 			return -ETIMEDOUT;
 	}
 }

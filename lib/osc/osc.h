@@ -490,8 +490,7 @@ bool urel_osc_is_lazy(const struct urel_win *w, int target);
 bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
 
-/* struct urel_win_stats as LIBUSNICREL_0.3 and 0.4 had it (win.c). */
-/* struct urel_win_stats up to LIBUSNICREL_0.7. */
+/* struct urel_win_stats up to LIBUSNICREL_0.7 (win.c). */
 struct urel_win_stats_v06 {
 	uint64_t dropped, deferred;
 	uint64_t lock_piggy, lock_queued, lock_discarded;
@@ -510,6 +509,7 @@ struct urel_win_stats_v05 {
 	uint64_t lock_fast;
 };
 
+/* struct urel_win_stats as LIBUSNICREL_0.3 and 0.4 had it. */
 struct urel_win_stats_v03 {
 	uint64_t dropped, deferred;
 	uint64_t lock_piggy, lock_queued, lock_discarded;
