@@ -121,3 +121,29 @@ EOF
 	slurm_logs
 	return 1
 }
+
+# Check the output $1 of a 2-rank tests/mpi_msg_a2a pingpong whose Slurm
+# tasks 0 and 1 had pids $2 and $3: PMIx gave each Slurm's rank, each rank
+# checked its messages, the job succeeded. Prints a FAIL line per failed
+# check; returns how many failed.
+slurm_check_pingpong() {
+	local out=$1 t pid bad=0
+	shift
+	for t in 0 1; do
+		pid=$1
+		shift
+		grep -q "^rank $t of 2: pid $pid$" <<<"$out" || {
+			echo "FAIL: Slurm's task $t (pid $pid) is not PMIx rank $t of 2"
+			bad=$((bad + 1))
+		}
+		grep -q "^rank $t: pingpong: 12 messages received and checked$" <<<"$out" || {
+			echo "FAIL: rank $t did not check its 12 messages"
+			bad=$((bad + 1))
+		}
+	done
+	grep -q "^mpi_msg_a2a pingpong 2: 2 ranks ok$" <<<"$out" || {
+		echo "FAIL: no success line"
+		bad=$((bad + 1))
+	}
+	return $bad
+}

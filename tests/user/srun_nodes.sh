@@ -118,16 +118,7 @@ fi
 if ASAN_OPTIONS=detect_leaks=0 job 2 2 "$a2a" pingpong 2; then
 	placement 0 nodeA
 	placement 1 nodeB
-	for t in 0 1; do
-		grep -q "^rank $t of 2: pid $(task_pid $t)$" <<<"$last" || {
-			echo "FAIL: Slurm's task $t (pid $(task_pid $t)) is not PMIx rank $t of 2"
-			fails=$((fails + 1))
-		}
-		grep -q "^rank $t: pingpong: 12 messages received and checked$" <<<"$last" || {
-			echo "FAIL: rank $t did not check its 12 messages"
-			fails=$((fails + 1))
-		}
-	done
+	slurm_check_pingpong "$last" "$(task_pid 0)" "$(task_pid 1)" || fails=$((fails + $?))
 fi
 
 echo "jobs done at ${SECONDS}s"

@@ -86,20 +86,7 @@ fi
 # ASan without LeakSanitizer: its scan at exit costs 10 s under TCG, and
 # mpirun_a2a checks this program for leaks.
 if ASAN_OPTIONS=detect_leaks=0 job 2 "$a2a" pingpong 2; then
-	for t in 0 1; do
-		grep -q "^rank $t of 2: pid $(task_pid $t)$" <<<"$last" || {
-			echo "FAIL: Slurm's task $t (pid $(task_pid $t)) is not PMIx rank $t of 2"
-			fails=$((fails + 1))
-		}
-		grep -q "^rank $t: pingpong: 12 messages received and checked$" <<<"$last" || {
-			echo "FAIL: rank $t did not check its 12 messages"
-			fails=$((fails + 1))
-		}
-	done
-	grep -q "^mpi_msg_a2a pingpong 2: 2 ranks ok$" <<<"$last" || {
-		echo "FAIL: no success line"
-		fails=$((fails + 1))
-	}
+	slurm_check_pingpong "$last" "$(task_pid 0)" "$(task_pid 1)" || fails=$((fails + $?))
 fi
 
 # Without Slurm's PMIx plugin the ranks have no job to join: a clear error.
