@@ -30,21 +30,6 @@
 /* The progress thread's longest sleep: how soon it sees a close. */
 #define UREL_MSG_THREAD_SLEEP_MS 20
 
-void urel_msg_put64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-uint64_t urel_msg_get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-/* An environment override of @field; -EINVAL when it is not a number. */
 static int urel_msg_env(const char *name, uint32_t *field)
 {
 	const char *s = getenv(name);
@@ -458,7 +443,8 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 	if (r) {
 		m->spare = r->lnext;
 		m->nspare--;
-		memset(r, 0, sizeof(*r));
+		/* Half the struct is rendezvous state, still zero after a tiny or eager message. */
+		memset(r, 0, r->tail_used ? sizeof(*r) : offsetof(struct urel_msg_req, rndv));
 	} else {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -499,13 +485,6 @@ void urel_msg_wake(struct urel_msg *m)
 	/* Level-triggered until the last sleeper drains it (urel_msg_sleep()). */
 	if (m->sleepers && m->wake_fd >= 0 && write(m->wake_fd, &one, sizeof(one)) < 0)
 		return; /* full (never drained?): it is readable anyway */
-}
-
-/* Released: urel_msg_test() reads done without the lock, then the status. Under m->lock. */
-void urel_msg_complete(struct urel_msg_req *r)
-{
-	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
-	urel_msg_wake(r->m);
 }
 
 static bool urel_msg_full(int ret)

@@ -22,10 +22,12 @@
 #ifndef UREL_MSG_MSG_H
 #define UREL_MSG_MSG_H
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <usnicrel_msg.h>
 
@@ -118,6 +120,21 @@ struct urel_msg_req {
 	uint8_t kind;
 	bool done;
 	bool listed;
+	/*
+	 * Some field from rndv on was written (a rendezvous send or receive,
+	 * a send to ourselves): its reuse must clear them too. A tiny or eager
+	 * message leaves them zero, so that its reuse clears only the fields
+	 * before rndv (urel_msg_req_alloc()).
+	 */
+	bool tail_used;
+	struct urel_msg_status st;
+	/* send */
+	uint64_t id;
+	urel_peer_t peer;
+	/* receive; a send to ourselves keeps its bytes in buf */
+	void *buf;
+	size_t cap;
+	/* Rendezvous only, from here on: see tail_used. */
 	bool rndv; /* send: completes on FIN */
 	bool windowed; /* piecewise rendezvous (send or receive) */
 	bool cts; /* send: the receiver asked for windows */
@@ -129,15 +146,8 @@ struct urel_msg_req {
 	size_t swant, reg_pos; /* send: bytes the receiver reads, registered so far */
 	uint64_t rid; /* the receive's id (send: as the receiver named it) */
 	size_t wnext; /* receive: offset of the next window expected */
-	struct urel_msg_status st;
-	/* send */
-	uint64_t id;
-	urel_peer_t peer;
-	struct urel_mr *mr;
-	/* receive; a send to ourselves keeps its bytes in buf */
-	void *buf;
-	size_t cap;
-	uint64_t sreq, rkey;
+	struct urel_mr *mr; /* send */
+	uint64_t sreq, rkey; /* receive */
 	size_t want, posted, landed;
 	unsigned int gets;
 	int gerr;
@@ -250,7 +260,6 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 		      struct urel_msg_req *done_req);
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
-void urel_msg_complete(struct urel_msg_req *r);
 void urel_msg_wake(struct urel_msg *m);
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
 void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
@@ -258,7 +267,6 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 int urel_msg_progress_one(struct urel_msg *m, bool help);
-void urel_msg_put64(unsigned char *p, uint64_t v);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
 bool urel_msg_peer_fatal(int err);
 int urel_msg_drain(struct urel_msg *m);
@@ -266,7 +274,6 @@ void urel_msg_sink_get(struct urel_msg_sink *s);
 void urel_msg_sink_put(struct urel_msg_sink *s);
 struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s);
 void urel_msg_sink_leave(struct urel_msg_sink *s);
-uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
 void urel_msg_send_done(struct urel_msg_req *r, int status);
@@ -310,5 +317,31 @@ int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *b
 		       uint64_t tag, bool sync);
 void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
 void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
+
+/* Wire integers are little-endian; every message reads or writes several: inline. */
+static inline void urel_msg_put64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t urel_msg_get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/*
+ * Released: urel_msg_test() reads done without the lock, then the status.
+ * Under m->lock. Inline: twice per message, and a sleeper to wake is rare.
+ */
+static inline void urel_msg_complete(struct urel_msg_req *r)
+{
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	if (r->m->sleepers)
+		urel_msg_wake(r->m);
+}
 
 #endif /* UREL_MSG_MSG_H */

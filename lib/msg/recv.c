@@ -301,6 +301,7 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 		urel_msg_complete(r);
 		return;
 	}
+	r->tail_used = true;
 	r->sreq = u->sreq;
 	r->rkey = u->rkey;
 	r->want = u->len < r->cap ? u->len : r->cap;
