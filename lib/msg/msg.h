@@ -115,8 +115,6 @@ struct urel_msg_req {
 	struct urel_match_entry e; /* first: a posted receive */
 	struct urel_msg *m;
 	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
-	struct urel_msg_req *lnext, *lprev; /* every request not yet reaped */
-	struct urel_msg_req *rnext; /* on the context's reaped stack */
 	uint8_t kind;
 	bool done;
 	bool listed;
@@ -151,6 +149,9 @@ struct urel_msg_req {
 	size_t want, posted, landed;
 	unsigned int gets;
 	int gerr;
+	/* Last: a reuse keeps them (the request stays on the live list). */
+	struct urel_msg_req *lnext, *lprev; /* every request of the context (live list) */
+	struct urel_msg_req *rnext; /* on the context's reaped stack, then its spares */
 };
 
 /* A send the core could not take yet (queue or staging full), retried by progress. */
@@ -186,15 +187,15 @@ struct urel_msg {
 	uint64_t next_id;
 	uint64_t dropped; /* malformed or unexpected protocol messages */
 	struct urel_msg_sink *sink;
-	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
+	struct urel_msg_req *live; /* every request not freed (close frees them) */
 	/*
 	 * Reaped requests, pushed without the lock (atomic), still on the live
-	 * list: the next allocation under the lock unlinks them and keeps a
-	 * few as spares, so a request costs no allocation and its reap no
-	 * lock round trip.
+	 * list: the next allocation under the lock keeps a few as spares (and
+	 * unlinks and frees the rest), so a request costs no allocation, its
+	 * reap no lock round trip and its reuse no trip off and on the list.
 	 */
 	struct urel_msg_req *reaped;
-	struct urel_msg_req *spare; /* linked by lnext */
+	struct urel_msg_req *spare; /* linked by rnext, still on the live list */
 	unsigned int nspare;
 	/*
 	 * Reaped requests kept for reuse: 0 frees each at its reap, so that
@@ -263,6 +264,7 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_wake(struct urel_msg *m);
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
 void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
+void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r);
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);

@@ -578,6 +578,8 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 	}
 	if (!ret)
 		urel_msg_req_link(m, r);
+	else
+		urel_msg_req_forget(m, r);
 	pthread_mutex_unlock(&m->lock);
 	if (ret) {
 		free(r);
