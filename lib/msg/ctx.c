@@ -28,6 +28,7 @@
 /* The progress thread's longest sleep: how soon it sees a close. */
 #define UREL_MSG_THREAD_SLEEP_MS 20
 
+/* An environment override of @field; -EINVAL when it is not a number. */
 static int urel_msg_env(const char *name, uint32_t *field)
 {
 	const char *s = getenv(name);

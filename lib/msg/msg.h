@@ -335,7 +335,7 @@ static inline uint64_t urel_msg_get64(const unsigned char *p)
 static inline void urel_msg_complete(struct urel_msg_req *r)
 {
 	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
-	if (r->m->sleepers)
+	if (r->m->waker.sleepers)
 		urel_msg_wake(r->m);
 }
 
