@@ -47,7 +47,9 @@ static inline const char *bench_msg_proto(const struct bench_msg *bm, size_t len
 /*
  * Complete @r: busy spins on urel_msg_test() (which makes progress), else
  * urel_msg_wait() (spins, then sleeps on the device). Returns the request's
- * error, or -ETIMEDOUT after @timeout_ms (busy only; @r is then leaked).
+ * error, or -ETIME after @timeout_ms (busy only; @r is then leaked): not
+ * -ETIMEDOUT, which is the request's own error when the kernel declared
+ * its peer dead.
  */
 static inline int bench_msg_wait(struct urel_msg_req *r, struct urel_msg_status *st, int busy,
 				 int timeout_ms)
@@ -66,7 +68,7 @@ static inline int bench_msg_wait(struct urel_msg_req *r, struct urel_msg_status 
 		if (ret == 1)
 			return st ? st->error : 0;
 		if (bench_spin_expired(&polls, deadline))
-			return -ETIMEDOUT;
+			return -ETIME;
 	}
 }
 

@@ -44,12 +44,16 @@ static int server(struct bench_msg *bm, size_t cap)
 		if (ret < 0)
 			bench_die("urel_msg_irecv", ret);
 		ret = bench_msg_wait(r, &st, busy, 120000);
-		if (ret == -ETIMEDOUT) {
+		if (ret == -ETIME) {
 			fprintf(stderr, "msg_pingpong server: idle timeout\n");
 			return 1;
 		}
+		/*
+		 * -ETIMEDOUT: the client never answered our keepalives' handshake
+		 * (retry_limit timeouts, some 15 s: a client slow to start) or died.
+		 */
 		if (ret < 0)
-			bench_die("receive", ret);
+			bench_die("receive from the client", ret);
 		if (st.tag == BENCH_TAG_CTL)
 			break;
 		ret = urel_msg_isend(bm->m, bm->b.peer, buf, st.received, BENCH_TAG_DATA, 0, &s);
@@ -63,7 +67,7 @@ static int server(struct bench_msg *bm, size_t cap)
 	return 0;
 }
 
-/* One size; returns 0 or -ETIMEDOUT. */
+/* One size; returns 0 or -ETIME (no echo within 30 s). */
 static int measure(struct bench_msg *bm, char *sbuf, char *rbuf, size_t size, int cnt, int warmup,
 		   uint64_t *rtt)
 {
@@ -83,12 +87,12 @@ static int measure(struct bench_msg *bm, char *sbuf, char *rbuf, size_t size, in
 		if (ret < 0)
 			bench_die("urel_msg_isend", ret);
 		ret = bench_msg_wait(r, &st, busy, 30000);
-		if (ret == -ETIMEDOUT)
+		if (ret == -ETIME)
 			return ret;
 		if (ret < 0)
 			bench_die("receive", ret);
 		ret = bench_msg_wait(s, NULL, busy, 30000);
-		if (ret == -ETIMEDOUT)
+		if (ret == -ETIME)
 			return ret;
 		if (ret < 0)
 			bench_die("send", ret);

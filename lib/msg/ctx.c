@@ -28,20 +28,6 @@
 /* The progress thread's longest sleep: how soon it sees a close. */
 #define UREL_MSG_THREAD_SLEEP_MS 20
 
-void urel_msg_put64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-uint64_t urel_msg_get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
 /* An environment override of @field; -EINVAL when it is not a number. */
 static int urel_msg_env(const char *name, uint32_t *field)
 {
@@ -284,14 +270,10 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		m->pend = p->next;
 		free(p);
 	}
-	/* Every request not unlinked, reaped or not, done or not, is on the live list. */
+	/* Every request not freed, reaped, spare or neither, is on the live list. */
 	m->reaped = NULL;
-	while (m->spare) {
-		struct urel_msg_req *r = m->spare;
-
-		m->spare = r->lnext;
-		free(r);
-	}
+	m->spare = NULL;
+	m->nspare = 0;
 	m->waiting.head = m->waiting.tail = NULL;
 	urel_msg_free_recvs(m);
 	while (m->live) {
@@ -401,29 +383,37 @@ void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r)
 	r->listed = false;
 }
 
-/* Move the requests reaped since the last call off the live list; under m->lock. */
+/* Keep the requests reaped since the last call as spares, free the rest; under m->lock. */
 static void urel_msg_collect(struct urel_msg *m)
 {
 	struct urel_msg_req *r = __atomic_exchange_n(&m->reaped, NULL, __ATOMIC_ACQUIRE), *next;
 
 	for (; r; r = next) {
 		next = r->rnext;
-		urel_msg_req_unlink(m, r);
 		if (m->nspare >= m->spare_max) {
+			urel_msg_req_unlink(m, r);
 			free(r);
 			continue;
 		}
-		r->lnext = m->spare;
+		r->rnext = m->spare;
 		m->spare = r;
 		m->nspare++;
 	}
 }
 
+static bool urel_msg_req_linked(const struct urel_msg *m, const struct urel_msg_req *r)
+{
+	return r->lprev || m->live == r;
+}
+
+/* Put @r on the live list, unless it is there already (a spare reused). Under m->lock. */
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r)
 {
 	/* Every new request frees the reaped ones, however it was allocated. */
 	if (__atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
 		urel_msg_collect(m);
+	if (urel_msg_req_linked(m, r))
+		return;
 	r->lprev = NULL;
 	r->lnext = m->live;
 	if (m->live)
@@ -442,7 +432,17 @@ void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r)
 	r->lnext = r->lprev = NULL;
 }
 
-/* A zeroed request of @m; under m->lock. */
+/* A request handed out and never linked (an error path) is freed by its caller. Under m->lock. */
+void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r)
+{
+	if (urel_msg_req_linked(m, r))
+		urel_msg_req_unlink(m, r);
+}
+
+/*
+ * A zeroed request of @m (but for its place on the live list, if it is a
+ * spare reused: urel_msg_req_link() leaves it there); under m->lock.
+ */
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 {
 	struct urel_msg_req *r;
@@ -451,9 +451,12 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 		urel_msg_collect(m);
 	r = m->spare;
 	if (r) {
-		m->spare = r->lnext;
+		m->spare = r->rnext;
 		m->nspare--;
-		memset(r, 0, sizeof(*r));
+		/* Half the struct is rendezvous state, still zero after a tiny or eager message. */
+		memset(r, 0,
+		       r->tail_used ? offsetof(struct urel_msg_req, lnext)
+				    : offsetof(struct urel_msg_req, rndv));
 	} else {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -490,13 +493,6 @@ void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 void urel_msg_wake(struct urel_msg *m)
 {
 	urel_waker_wake(&m->waker);
-}
-
-/* Released: urel_msg_test() reads done without the lock, then the status. Under m->lock. */
-void urel_msg_complete(struct urel_msg_req *r)
-{
-	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
-	urel_msg_wake(r->m);
 }
 
 static bool urel_msg_full(int ret)

@@ -22,10 +22,12 @@
 #ifndef UREL_MSG_MSG_H
 #define UREL_MSG_MSG_H
 
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <usnicrel_msg.h>
 
@@ -114,11 +116,24 @@ struct urel_msg_req {
 	struct urel_match_entry e; /* first: a posted receive */
 	struct urel_msg *m;
 	struct urel_msg_req *next, *prev; /* sends awaiting SACK/FIN, receives reading */
-	struct urel_msg_req *lnext, *lprev; /* every request not yet reaped */
-	struct urel_msg_req *rnext; /* on the context's reaped stack */
 	uint8_t kind;
 	bool done;
 	bool listed;
+	/*
+	 * Some field from rndv on was written (a rendezvous send or receive,
+	 * a send to ourselves): its reuse must clear them too. A tiny or eager
+	 * message leaves them zero, so that its reuse clears only the fields
+	 * before rndv (urel_msg_req_alloc()).
+	 */
+	bool tail_used;
+	struct urel_msg_status st;
+	/* send */
+	uint64_t id;
+	urel_peer_t peer;
+	/* receive; a send to ourselves keeps its bytes in buf */
+	void *buf;
+	size_t cap;
+	/* Rendezvous only, from here on: see tail_used. */
 	bool rndv; /* send: completes on FIN */
 	bool windowed; /* piecewise rendezvous (send or receive) */
 	bool cts; /* send: the receiver asked for windows */
@@ -130,18 +145,14 @@ struct urel_msg_req {
 	size_t swant, reg_pos; /* send: bytes the receiver reads, registered so far */
 	uint64_t rid; /* the receive's id (send: as the receiver named it) */
 	size_t wnext; /* receive: offset of the next window expected */
-	struct urel_msg_status st;
-	/* send */
-	uint64_t id;
-	urel_peer_t peer;
-	struct urel_mr *mr;
-	/* receive; a send to ourselves keeps its bytes in buf */
-	void *buf;
-	size_t cap;
-	uint64_t sreq, rkey;
+	struct urel_mr *mr; /* send */
+	uint64_t sreq, rkey; /* receive */
 	size_t want, posted, landed;
 	unsigned int gets;
 	int gerr;
+	/* Last: a reuse keeps them (the request stays on the live list). */
+	struct urel_msg_req *lnext, *lprev; /* every request of the context (live list) */
+	struct urel_msg_req *rnext; /* on the context's reaped stack, then its spares */
 };
 
 /* A send the core could not take yet (queue or staging full), retried by progress. */
@@ -177,15 +188,15 @@ struct urel_msg {
 	uint64_t next_id;
 	uint64_t dropped; /* malformed or unexpected protocol messages */
 	struct urel_msg_sink *sink;
-	struct urel_msg_req *live; /* requests handed out and not reaped, freed by close */
+	struct urel_msg_req *live; /* every request not freed (close frees them) */
 	/*
 	 * Reaped requests, pushed without the lock (atomic), still on the live
-	 * list: the next allocation under the lock unlinks them and keeps a
-	 * few as spares, so a request costs no allocation and its reap no
-	 * lock round trip.
+	 * list: the next allocation under the lock keeps a few as spares (and
+	 * unlinks and frees the rest), so a request costs no allocation, its
+	 * reap no lock round trip and its reuse no trip off and on the list.
 	 */
 	struct urel_msg_req *reaped;
-	struct urel_msg_req *spare; /* linked by lnext */
+	struct urel_msg_req *spare; /* linked by rnext, still on the live list */
 	unsigned int nspare;
 	/*
 	 * Reaped requests kept for reuse: 0 frees each at its reap, so that
@@ -243,15 +254,14 @@ int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, c
 		      struct urel_msg_req *done_req);
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
-void urel_msg_complete(struct urel_msg_req *r);
 void urel_msg_wake(struct urel_msg *m);
 void urel_msg_req_link(struct urel_msg *m, struct urel_msg_req *r);
 void urel_msg_req_unlink(struct urel_msg *m, struct urel_msg_req *r);
+void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r);
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 int urel_msg_progress_one(struct urel_msg *m, bool help);
-void urel_msg_put64(unsigned char *p, uint64_t v);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
 bool urel_msg_peer_fatal(int err);
 int urel_msg_drain(struct urel_msg *m);
@@ -259,7 +269,6 @@ void urel_msg_sink_get(struct urel_msg_sink *s);
 void urel_msg_sink_put(struct urel_msg_sink *s);
 struct urel_msg *urel_msg_sink_enter(struct urel_msg_sink *s);
 void urel_msg_sink_leave(struct urel_msg_sink *s);
-uint64_t urel_msg_get64(const unsigned char *p);
 
 /* send.c */
 void urel_msg_send_done(struct urel_msg_req *r, int status);
@@ -303,5 +312,31 @@ int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *b
 		       uint64_t tag, bool sync);
 void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
 void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
+
+/* Wire integers are little-endian; every message reads or writes several: inline. */
+static inline void urel_msg_put64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t urel_msg_get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/*
+ * Released: urel_msg_test() reads done without the lock, then the status.
+ * Under m->lock. Inline: twice per message, and a sleeper to wake is rare.
+ */
+static inline void urel_msg_complete(struct urel_msg_req *r)
+{
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	if (r->m->waker.sleepers)
+		urel_msg_wake(r->m);
+}
 
 #endif /* UREL_MSG_MSG_H */

@@ -301,6 +301,7 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 		urel_msg_complete(r);
 		return;
 	}
+	r->tail_used = true;
 	r->sreq = u->sreq;
 	r->rkey = u->rkey;
 	r->want = u->len < r->cap ? u->len : r->cap;
@@ -577,6 +578,8 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 	}
 	if (!ret)
 		urel_msg_req_link(m, r);
+	else
+		urel_msg_req_forget(m, r);
 	pthread_mutex_unlock(&m->lock);
 	if (ret) {
 		free(r);

@@ -130,6 +130,7 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		if (!r)
 			return -ENOMEM;
 		r->m = m;
+		r->tail_used = true;
 		urel_msg_send_init(r, peer, len, tag, data);
 	}
 	if (peer == UREL_MSG_SELF) {
@@ -209,6 +210,7 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	*reqp = r;
 	return 0;
 err:
+	urel_msg_req_forget(m, r);
 	pthread_mutex_unlock(&m->lock);
 	if (r->mr)
 		urel_mr_dereg(r->mr);
