@@ -223,9 +223,9 @@ static int urel_fi_ep_close(struct fid *fid)
 		struct urel_fi_op *op = ep->ops;
 
 		ep->ops = op->next;
-		free(op->bounce);
-		free(op);
+		urel_fi_op_free(ep, op);
 	}
+	urel_fi_op_free_spares(ep);
 	urel_msg_close(ep->m);
 	urel_fi_note_close(ep);
 	/* The domain keeps a drained endpoint that registrations still name. */

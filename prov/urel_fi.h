@@ -57,6 +57,8 @@
 #define UREL_FI_INJECT_SIZE 256
 /* Operations outstanding per endpoint and direction (FI_RM_ENABLED: -FI_EAGAIN past it). */
 #define UREL_FI_QUEUE_SIZE 4096
+/* Finished operations an endpoint keeps for reuse (xfer.c). */
+#define UREL_FI_SPARE_OPS 64
 /* iovs of one send, receive or local side of an RMA, and remote iovs of an RMA (iov.c). */
 #define UREL_FI_IOV_LIMIT 8
 
@@ -173,6 +175,8 @@ struct urel_fi_op {
 	bool report; /* generate a completion on success */
 	bool discard; /* FI_DISCARD: the bytes are dropped */
 	bool cancelled;
+	/* Last (a reuse clears what is above): an injected send's copy, bounce points here. */
+	unsigned char inject[UREL_FI_INJECT_SIZE];
 };
 
 /* Index 0 and 1 of urel_fi_ep.posted; the RMA kinds follow. */
@@ -236,6 +240,8 @@ struct urel_fi_ep {
 	pthread_mutex_t lock; /* everything below */
 	struct urel_fi_op *ops; /* outstanding, newest first */
 	unsigned int ntx, nrx;
+	struct urel_fi_op *spare_ops; /* finished ones without iovs, for reuse (by next) */
+	unsigned int nspare_ops;
 	urel_peer_t *peer_of; /* fi_addr -> peer handle, 0: none */
 	size_t npeer_of;
 	fi_addr_t *addr_of; /* peer handle -> fi_addr */
@@ -293,6 +299,8 @@ void urel_fi_ep_progress(struct urel_fi_ep *ep);
 extern struct fi_ops_msg urel_fi_msg_ops;
 extern struct fi_ops_tagged urel_fi_tagged_ops;
 void urel_fi_ep_reap(struct urel_fi_ep *ep);
+void urel_fi_op_free(struct urel_fi_ep *ep, struct urel_fi_op *op);
+void urel_fi_op_free_spares(struct urel_fi_ep *ep);
 ssize_t urel_fi_ep_cancel(fid_t fid, void *context);
 
 /* domain.c: the library endpoint of a new fi endpoint, and its release */

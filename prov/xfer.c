@@ -137,21 +137,31 @@ void urel_fi_ep_reap(struct urel_fi_ep *ep)
 		}
 		urel_fi_op_unlink(ep, op);
 		urel_fi_complete(ep, op, &st);
-		free(op->bounce);
-		free(op);
+		urel_fi_op_free(ep, op);
 	}
 	urel_fi_note_progress(ep);
 	urel_fi_rma_progress(ep);
 }
 
-/* With room for @niov iovs to scatter a receive over (0: none). */
-static struct urel_fi_op *urel_fi_op_new(void *context, uint64_t flags, void *buf, bool report,
-					 size_t niov)
+/*
+ * An operation of @ep, with room for @niov iovs to scatter a receive over
+ * (0: none); one without iovs is a finished one reused when there is one,
+ * so that a message costs no allocation. Called with ep->lock held.
+ */
+static struct urel_fi_op *urel_fi_op_new(struct urel_fi_ep *ep, void *context, uint64_t flags,
+					 void *buf, bool report, size_t niov)
 {
-	struct urel_fi_op *op = calloc(1, sizeof(*op) + niov * sizeof(struct iovec));
+	struct urel_fi_op *op = niov ? NULL : ep->spare_ops;
 
-	if (!op)
-		return NULL;
+	if (op) {
+		ep->spare_ops = op->next;
+		ep->nspare_ops--;
+		memset(op, 0, offsetof(struct urel_fi_op, inject));
+	} else {
+		op = calloc(1, sizeof(*op) + niov * sizeof(struct iovec));
+		if (!op)
+			return NULL;
+	}
 	if (niov) {
 		op->iov = (struct iovec *)(op + 1);
 		op->iov_count = niov;
@@ -161,6 +171,31 @@ static struct urel_fi_op *urel_fi_op_new(void *context, uint64_t flags, void *bu
 	op->buf = buf;
 	op->report = report;
 	return op;
+}
+
+/* Done with @op (not linked): keep it for reuse, or free it. Called with ep->lock held. */
+void urel_fi_op_free(struct urel_fi_ep *ep, struct urel_fi_op *op)
+{
+	if (op->bounce != op->inject)
+		free(op->bounce);
+	if (op->iov || ep->nspare_ops >= UREL_FI_SPARE_OPS) {
+		free(op);
+		return;
+	}
+	op->next = ep->spare_ops;
+	ep->spare_ops = op;
+	ep->nspare_ops++;
+}
+
+void urel_fi_op_free_spares(struct urel_fi_ep *ep)
+{
+	while (ep->spare_ops) {
+		struct urel_fi_op *op = ep->spare_ops;
+
+		ep->spare_ops = op->next;
+		free(op);
+	}
+	ep->nspare_ops = 0;
 }
 
 static ssize_t urel_fi_ret(int ret)
@@ -205,17 +240,17 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 			goto out;
 		}
 	}
-	op = urel_fi_op_new(context, FI_SEND | (tagged ? FI_TAGGED : FI_MSG), (void *)buf, report,
-			    0);
+	op = urel_fi_op_new(ep, context, FI_SEND | (tagged ? FI_TAGGED : FI_MSG), (void *)buf,
+			    report, 0);
 	if (!op) {
 		ret = -FI_ENOMEM;
 		goto out;
 	}
 	if ((flags & FI_INJECT) || count > 1) {
 		/* One buffer for the library; an injected one the caller may reuse at once. */
-		op->bounce = malloc(len ? len : 1);
+		op->bounce = len <= sizeof(op->inject) ? op->inject : malloc(len);
 		if (!op->bounce) {
-			free(op);
+			urel_fi_op_free(ep, op);
 			ret = -FI_ENOMEM;
 			goto out;
 		}
@@ -225,8 +260,7 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 	ret = urel_msg_isend_data(ep->m, peer, buf, len, bits, flags & FI_REMOTE_CQ_DATA ? data : 0,
 				  flags & UREL_FI_SYNC_FLAGS ? UREL_MSG_SYNC : 0, &op->req);
 	if (ret) {
-		free(op->bounce);
-		free(op);
+		urel_fi_op_free(ep, op);
 		ret = urel_fi_ret((int)ret);
 		goto out;
 	}
@@ -280,14 +314,14 @@ static ssize_t urel_fi_peek(struct urel_fi_ep *ep, urel_peer_t peer, uint64_t bi
 			c.e.flags |= FI_REMOTE_CQ_DATA;
 	}
 	if (ret && (flags & FI_DISCARD)) {
-		struct urel_fi_op *op = urel_fi_op_new(context, FI_RECV, NULL, false, 0);
+		struct urel_fi_op *op = urel_fi_op_new(ep, context, FI_RECV, NULL, false, 0);
 
 		if (!op)
 			return -FI_ENOMEM;
 		op->discard = true;
 		ret = urel_msg_imrecv(h, NULL, 0, &op->req);
 		if (ret) {
-			free(op);
+			urel_fi_op_free(ep, op);
 			return urel_fi_ret(ret);
 		}
 		urel_fi_op_link(ep, op);
@@ -339,7 +373,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		ret = -FI_EAGAIN;
 		goto out;
 	}
-	op = urel_fi_op_new(context, cflags, buf, report, count > 1 ? count : 0);
+	op = urel_fi_op_new(ep, context, cflags, buf, report, count > 1 ? count : 0);
 	if (!op) {
 		ret = -FI_ENOMEM;
 		goto out;
@@ -349,7 +383,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		memcpy(op->iov, iov, count * sizeof(*iov));
 		op->bounce = malloc(len ? len : 1);
 		if (!op->bounce) {
-			free(op);
+			urel_fi_op_free(ep, op);
 			ret = -FI_ENOMEM;
 			goto out;
 		}
@@ -381,8 +415,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		    (unsigned long long)src, (unsigned long long)bits, (unsigned long long)ignore);
 	goto out;
 fail:
-	free(op->bounce);
-	free(op);
+	urel_fi_op_free(ep, op);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
