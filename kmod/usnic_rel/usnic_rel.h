@@ -178,7 +178,7 @@ union usnic_rel_sockaddr {
  * softirq (rdma.c), so @lock (spin, BH), a leaf, guards every field.
  */
 struct usnic_rel_route {
-	spinlock_t lock;
+	spinlock_t lock;		/* every field below (BH) */
 	struct dst_entry *dst;		/* held, or NULL: look it up */
 	u32 cookie;			/* dst_check() cookie (IPv6) */
 	u32 no_gso_mtu;			/* its MTU when it refused */

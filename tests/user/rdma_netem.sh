@@ -20,7 +20,7 @@ run() {
 	sed 's/^/     /' /tmp/vm_rdma.log
 }
 
-run "lo" "$bin"
+run "lo" env VM_RDMA_EXPECT_INLINE=1 "$bin"
 ns=urel_rdma
 ip netns del $ns 2>/dev/null
 ip netns add $ns
