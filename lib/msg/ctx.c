@@ -5,10 +5,8 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -231,8 +229,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	ret = urel_match_init(&m->match);
 	if (ret)
 		goto err_free;
-	/* Without it (no fd left), sleepers wake by their timeout only. */
-	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	urel_waker_init(&m->waker);
 	pthread_mutex_init(&m->lock, NULL);
 	ret = urel_am_get(ep, &m->am);
 	if (ret)
@@ -256,8 +253,7 @@ err_am:
 err_match:
 	pthread_mutex_destroy(&m->lock);
 	urel_match_fini(&m->match);
-	if (m->wake_fd >= 0)
-		close(m->wake_fd);
+	urel_waker_fini(&m->waker);
 err_free:
 	free(m->sink);
 	free(m);
@@ -325,8 +321,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	pthread_mutex_unlock(&m->lock);
 	urel_match_fini(&m->match);
 	pthread_mutex_destroy(&m->lock);
-	if (m->wake_fd >= 0)
-		close(m->wake_fd);
+	urel_waker_fini(&m->waker);
 	free(m);
 	return 0;
 }
@@ -494,11 +489,7 @@ void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 /* Under m->lock, after a change a blocking call may wait for: wake the sleeping ones. */
 void urel_msg_wake(struct urel_msg *m)
 {
-	uint64_t one = 1;
-
-	/* Level-triggered until the last sleeper drains it (urel_msg_sleep()). */
-	if (m->sleepers && m->wake_fd >= 0 && write(m->wake_fd, &one, sizeof(one)) < 0)
-		return; /* full (never drained?): it is readable anyway */
+	urel_waker_wake(&m->waker);
 }
 
 /* Released: urel_msg_test() reads done without the lock, then the status. Under m->lock. */
@@ -811,50 +802,6 @@ int urel_msg_drain(struct urel_msg *m)
 	}
 }
 
-/* Under m->lock: a wake-up is pending on wake_fd. */
-static bool urel_msg_wake_pending(const struct urel_msg *m)
-{
-	struct pollfd pfd = { .fd = m->wake_fd, .events = POLLIN };
-
-	return m->wake_fd >= 0 && poll(&pfd, 1, 0) > 0;
-}
-
-/*
- * Sleep on the device until something arrives for us, another thread
- * completes what we wait for (urel_msg_wake()), or @ms pass. Returns 1
- * when @ready, 0 to go on, or an error.
- */
-static int urel_msg_sleep(struct urel_msg *m, bool (*ready)(void *), void *arg, int ms)
-{
-	uint64_t drain;
-	bool ok;
-	int n;
-
-	/* Checked with the sleeper counted, under the lock the wakers take. */
-	pthread_mutex_lock(&m->lock);
-	ok = ready(arg);
-	if (!ok)
-		m->sleepers++;
-	pthread_mutex_unlock(&m->lock);
-	if (ok)
-		return 1;
-	n = urel_device_wait_fd(m->dev, m->wake_fd, ms);
-	pthread_mutex_lock(&m->lock);
-	ok = ready(arg);
-	/* Done while we slept, and nobody woke us: a wake-up lost. */
-	if (!n && ok && !urel_msg_wake_pending(m))
-		__atomic_fetch_add(&m->late_wakeups, 1, __ATOMIC_RELAXED);
-	if (!--m->sleepers && m->wake_fd >= 0) {
-		ssize_t got = read(m->wake_fd, &drain, sizeof(drain));
-
-		(void)got; /* -EAGAIN: nothing was pending */
-	}
-	pthread_mutex_unlock(&m->lock);
-	if (ok)
-		return 1;
-	return n < 0 && n != -EINTR ? n : 0;
-}
-
 /* Progress until @ready (called under m->lock) says so: spin a while, then sleep on the fd. */
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 {
@@ -879,7 +826,8 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 		}
 		if (++idle < m->attr.spin)
 			continue;
-		n = urel_msg_sleep(m, ready, arg, stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
+		n = urel_waker_sleep(&m->waker, &m->lock, m->dev, ready, arg,
+				     stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
 		if (n)
 			return n < 0 ? n : 0;
 	}

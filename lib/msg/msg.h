@@ -30,6 +30,7 @@
 #include <usnicrel_msg.h>
 
 #include "../am.h"
+#include "../waker.h"
 #include "match.h"
 
 enum {
@@ -213,15 +214,7 @@ struct urel_msg {
 	uint64_t win_count, win_bytes; /* windows registered, bytes in them */
 	uint64_t pin_waits; /* sends that began waiting to register a window */
 	uint64_t pin_failures; /* sends failed: nothing pinned anywhere to wait for */
-	/*
-	 * Blocking calls asleep on the device (under lock), and an eventfd
-	 * (-1: none, they wake by timeout) through which whoever completes
-	 * what they wait for wakes them: a completion another thread took off
-	 * the ring leaves the device nothing to wake them for.
-	 */
-	unsigned int sleepers;
-	int wake_fd;
-	uint64_t late_wakeups; /* atomic: a sleep that timed out on what was already done */
+	struct urel_waker waker; /* blocking calls asleep on the device (sleepers under lock) */
 };
 
 /* struct urel_msg_stats up to LIBUSNICREL_0.7 (ctx.c). */

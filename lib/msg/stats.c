@@ -30,7 +30,7 @@ UREL_API int urel_msg_stats_v08(struct urel_msg *m, struct urel_msg_stats *st)
 		.peers_failed = m->peers_failed,
 		.keepalives = m->keepalives,
 		.deferred = m->deferred,
-		.late_wakeups = __atomic_load_n(&m->late_wakeups, __ATOMIC_RELAXED),
+		.late_wakeups = __atomic_load_n(&m->waker.late_wakeups, __ATOMIC_RELAXED),
 	};
 	pthread_mutex_unlock(&m->lock);
 	return 0;

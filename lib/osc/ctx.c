@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,8 +149,7 @@ again:
 		if (v > 0 && v <= 65536)
 			c->acc_credits = (uint32_t)v;
 	}
-	/* Without it (no fd left), sleepers wake by their timeout only. */
-	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	urel_waker_init(&c->waker);
 	pthread_mutex_init(&c->lock, NULL);
 	c->spin_us = UREL_OSC_SPIN_US_DEFAULT;
 	if (getenv("UREL_OSC_SPIN_US")) {
@@ -177,8 +174,7 @@ again:
 	goto out;
 err:
 	pthread_mutex_destroy(&c->lock);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
+	urel_waker_fini(&c->waker);
 	free(c);
 out:
 	pthread_mutex_unlock(&urel_osc_list_lock);
@@ -273,8 +269,7 @@ void urel_osc_ctx_put(struct urel_osc_ctx *c)
 	urel_am_unregister(c->am, UREL_AM_OSC);
 	urel_am_put(c->am);
 	pthread_mutex_destroy(&c->lock);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
+	urel_waker_fini(&c->waker);
 	free(c->peer_state);
 	free(c);
 }
@@ -385,19 +380,20 @@ static void urel_osc_ping_done(struct urel_request *req, const struct urel_compl
 
 void urel_osc_wake(struct urel_osc_ctx *c)
 {
-	uint64_t one = 1;
-
-	/* Level-triggered until the last sleeper drains it (urel_osc_sleep()). */
-	if (c->sleepers && c->wake_fd >= 0 && write(c->wake_fd, &one, sizeof(one)) < 0)
-		return; /* full (never drained?): it is readable anyway */
+	urel_waker_wake(&c->waker);
 }
 
-/* Under c->lock: a wake-up is pending on wake_fd. */
-static bool urel_osc_wake_pending(const struct urel_osc_ctx *c)
-{
-	struct pollfd pfd = { .fd = c->wake_fd, .events = POLLIN };
+struct urel_osc_sleep_arg {
+	struct urel_win *w;
+	bool (*done)(struct urel_win *w, void *arg);
+	void *arg;
+};
 
-	return c->wake_fd >= 0 && poll(&pfd, 1, 0) > 0;
+static bool urel_osc_sleep_ready(void *p)
+{
+	const struct urel_osc_sleep_arg *s = p;
+
+	return s->done(s->w, s->arg);
 }
 
 /*
@@ -408,35 +404,10 @@ static bool urel_osc_wake_pending(const struct urel_osc_ctx *c)
 static int urel_osc_sleep(struct urel_win *w, bool (*done)(struct urel_win *w, void *arg),
 			  void *arg)
 {
-	struct urel_osc_ctx *c = w->ctx;
-	uint64_t drain;
-	bool ok;
-	int n;
+	struct urel_osc_sleep_arg s = { .w = w, .done = done, .arg = arg };
 
-	/* Checked with the sleeper counted, under the lock the wakers take. */
-	pthread_mutex_lock(&c->lock);
-	ok = done(w, arg);
-	if (!ok)
-		c->sleepers++;
-	pthread_mutex_unlock(&c->lock);
-	if (ok)
-		return 1;
-	__atomic_fetch_add(&c->sleeps, 1, __ATOMIC_RELAXED);
-	n = urel_device_wait_fd(c->dev, c->wake_fd, UREL_OSC_SLEEP_MS);
-	pthread_mutex_lock(&c->lock);
-	ok = done(w, arg);
-	/* Served while we slept, and nobody woke us: a wake-up lost. */
-	if (!n && ok && !urel_osc_wake_pending(c))
-		__atomic_fetch_add(&c->late_wakeups, 1, __ATOMIC_RELAXED);
-	if (!--c->sleepers && c->wake_fd >= 0) {
-		ssize_t got = read(c->wake_fd, &drain, sizeof(drain));
-
-		(void)got; /* -EAGAIN: nothing was pending */
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (ok)
-		return 1;
-	return n < 0 && n != -EINTR ? n : 0;
+	return urel_waker_sleep(&w->ctx->waker, &w->ctx->lock, w->ctx->dev, urel_osc_sleep_ready,
+				&s, UREL_OSC_SLEEP_MS);
 }
 
 struct urel_win *urel_osc_find(struct urel_osc_ctx *c, uint32_t id)

@@ -21,6 +21,7 @@
 #include <usnicrel_win.h>
 
 #include "../am.h"
+#include "../waker.h"
 
 enum {
 	UREL_OSC_ACC = 1, /* apply; ACC_ACK, with the old values if fetching */
@@ -376,17 +377,8 @@ struct urel_osc_ctx {
 	uint64_t gen; /* tells a ping's completion whether its context still exists */
 	uint64_t last_ping_ms;
 	uint32_t keepalive_ms;
-	/*
-	 * Blocking calls asleep on the device (under lock), and an eventfd
-	 * (-1: none, they wake by timeout) through which whoever dispatches
-	 * a completion of ours wakes them: it took it from the ring, so the
-	 * device has nothing left to wake them for.
-	 */
-	unsigned int sleepers;
-	int wake_fd;
+	struct urel_waker waker; /* blocking calls asleep on the device (sleepers under lock) */
 	uint32_t spin_us; /* UREL_OSC_SPIN_US: how long a blocking call polls before it sleeps */
-	uint64_t late_wakeups; /* atomic: a sleep that timed out on a completion already served */
-	uint64_t sleeps; /* atomic: sleeps of blocking calls on the device */
 };
 
 /* ctx.c */

@@ -424,8 +424,8 @@ UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats 
 	st->acc_waits = __atomic_load_n(&w->ctx->acc_waits, __ATOMIC_RELAXED);
 	st->locks_reclaimed = __atomic_load_n(&w->ctx->locks_reclaimed, __ATOMIC_RELAXED);
 	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
-	st->late_wakeups = __atomic_load_n(&w->ctx->late_wakeups, __ATOMIC_RELAXED);
-	st->sleeps = __atomic_load_n(&w->ctx->sleeps, __ATOMIC_RELAXED);
+	st->late_wakeups = __atomic_load_n(&w->ctx->waker.late_wakeups, __ATOMIC_RELAXED);
+	st->sleeps = __atomic_load_n(&w->ctx->waker.sleeps, __ATOMIC_RELAXED);
 	return 0;
 }
 

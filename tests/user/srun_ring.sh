@@ -1,6 +1,6 @@
 #!/bin/bash
 # In-VM test (stock kernel): Slurm's srun --mpi=pmix starts jobs of the
-# library with no launcher of ours. A one-node Slurm (munged, slurmctld,
+# library with no launcher of ours. A one-node Slurm (slurm_lib.sh: munged, slurmctld,
 # slurmd, configuration and state on the VM's tmpfs /tmp) runs:
 #   - examples/ring over 4 ranks (every byte checked by every rank),
 #     submitted by nobody, so that Slurm runs the tasks and their PMIx
@@ -16,39 +16,14 @@ set -uo pipefail
 build=${USNIC_REL_BUILD:?}
 ring=$build/examples/ring
 a2a=$build/tests/mpi_msg_a2a
-for c in munged slurmctld slurmd srun scontrol sinfo; do
-	command -v "$c" >/dev/null || { echo "FAIL: $c missing (make deps)"; exit 1; }
-done
-dir=$(mktemp -d /tmp/srun_ring.XXXXXX) || exit 1
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/user/slurm_lib.sh
+. "$here/slurm_lib.sh"
 node=$(hostname)
 fails=0
-export SLURM_CONF=$dir/slurm.conf
 # LeakSanitizer (the test programs are ASan builds): PMIx's own leaks.
-here=$(cd "$(dirname "$0")" && pwd)
 export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
-
-pidof_file() {
-	[ -s "$1" ] && cat "$1"
-}
-stop() {
-	local f p
-	for f in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munged.pid"; do
-		p=$(pidof_file "$f") || continue
-		kill "$p" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$p" 2>/dev/null
-	done
-}
-show_logs() {
-	local f
-	for f in "$dir"/*.log; do
-		[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
-	done
-}
-trap 'stop; chmod 0600 /dev/usnic_rel; ip link del urel_srun0 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'slurm_stop; chmod 0600 /dev/usnic_rel; ip link del urel_srun0 2>/dev/null; rm -rf "$slurm_dir"' EXIT
 
 # Slurm resolves with AI_ADDRCONFIG, which finds nothing on a host whose only
 # address is on lo: give the VM one more (the daemons still talk over lo).
@@ -57,61 +32,7 @@ if ! ip link add urel_srun0 type veth peer name urel_srun1 ||
 	echo "FAIL: veth"
 	exit 1
 fi
-
-# munge: a fresh key, the socket in our own directory (which munged wants
-# searchable by all, so that any user's srun can authenticate).
-chmod 755 "$dir"
-dd if=/dev/urandom of="$dir/munge.key" bs=1024 count=1 status=none
-chmod 600 "$dir/munge.key"
-munged --origin=127.0.0.1 --key-file="$dir/munge.key" --socket="$dir/munge.sock" \
-	--pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
-	--seed-file="$dir/munged.seed" || { echo "FAIL: munged"; show_logs; exit 1; }
-
-mkdir -p "$dir/ctld" "$dir/spool" "$dir/tmp"
-cat >"$SLURM_CONF" <<EOF
-ClusterName=urel
-SlurmctldHost=$node(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$dir/munge.sock
-CredType=cred/munge
-StateSaveLocation=$dir/ctld
-SlurmdSpoolDir=$dir/spool
-TmpFS=$dir/tmp
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
-SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SwitchType=switch/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
-PartitionName=all Nodes=$node Default=YES MaxTime=INFINITE State=UP
-EOF
-# slurmd initialises a cgroup plugin even when nothing uses it: v1 needs no
-# more than a directory (the VM has no cgroup mounts of its own).
-echo CgroupPlugin=cgroup/v1 >"$dir/cgroup.conf"
-slurmctld -i || { echo "FAIL: slurmctld"; show_logs; exit 1; }
-slurmd || { echo "FAIL: slurmd"; show_logs; exit 1; }
-up=
-for _ in $(seq 200); do
-	if [ "$(sinfo -h -n "$node" -o %T 2>/dev/null)" = idle ]; then
-		up=1
-		break
-	fi
-	sleep 0.3
-done
-[ -n "$up" ] || { echo "FAIL: the node never became idle"; sinfo; show_logs; exit 1; }
-echo "slurm up at ${SECONDS}s: $(sinfo -h -o '%P %D %T %c')"
+slurm_start 127.0.0.1 "$node:127.0.0.1" || exit 1
 
 # Each task announces what Slurm told it, then becomes the program.
 # shellcheck disable=SC2016 # expanded by each task's shell
@@ -165,20 +86,7 @@ fi
 # ASan without LeakSanitizer: its scan at exit costs 10 s under TCG, and
 # mpirun_a2a checks this program for leaks.
 if ASAN_OPTIONS=detect_leaks=0 job 2 "$a2a" pingpong 2; then
-	for t in 0 1; do
-		grep -q "^rank $t of 2: pid $(task_pid $t)$" <<<"$last" || {
-			echo "FAIL: Slurm's task $t (pid $(task_pid $t)) is not PMIx rank $t of 2"
-			fails=$((fails + 1))
-		}
-		grep -q "^rank $t: pingpong: 12 messages received and checked$" <<<"$last" || {
-			echo "FAIL: rank $t did not check its 12 messages"
-			fails=$((fails + 1))
-		}
-	done
-	grep -q "^mpi_msg_a2a pingpong 2: 2 ranks ok$" <<<"$last" || {
-		echo "FAIL: no success line"
-		fails=$((fails + 1))
-	}
+	slurm_check_pingpong "$last" "$(task_pid 0)" "$(task_pid 1)" || fails=$((fails + $?))
 fi
 
 # Without Slurm's PMIx plugin the ranks have no job to join: a clear error.
@@ -192,6 +100,6 @@ else
 fi
 
 echo "jobs done at ${SECONDS}s"
-[ "$fails" -eq 0 ] || show_logs
+[ "$fails" -eq 0 ] || slurm_logs
 [ "$fails" -eq 0 ] && echo "srun_ring: ok"
 exit "$fails"
