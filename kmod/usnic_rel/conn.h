@@ -7,7 +7,9 @@
  *
  * Locking: conn->lock (spin, BH) protects everything here. It nests inside
  * ep->tx_lock and outside ep->rx_lock. Packets are built under the lock and
- * transmitted after it is dropped, always under ep->tx_lock.
+ * transmitted after it is dropped, under ep->tx_lock, but for the one-packet
+ * answers sent from the receive softirq (rdma.c): those are built under
+ * conn->lock alone and sent by the softirq once it dropped conn->lock.
  */
 #ifndef _USNIC_REL_CONN_H
 #define _USNIC_REL_CONN_H
@@ -172,6 +174,9 @@ struct usnic_rel_conn {
 		unsigned long last_rx;	/* jiffies of the peer's last packet, 0: none */
 	} hs_stats;
 	struct usnic_rel_rto rto;
+	/* The receive path tries to send a new answer itself (rdma.c). */
+	bool resp_kick_held;		/* queueing one does not kick tx_work */
+	bool resp_kick_owed;		/* ... and one was queued meanwhile */
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];

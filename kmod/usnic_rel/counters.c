@@ -91,6 +91,9 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_TX_LOCAL_RESENDS] = "tx_local_resends",
 	[USNIC_REL_CNT_TX_GSO_FALLBACKS] = "tx_gso_fallbacks",
 	[USNIC_REL_CNT_RETX_SPURIOUS] = "retx_spurious",
+	[USNIC_REL_CNT_RDMA_RESP_INLINE] = "rdma_resp_inline",
+	[USNIC_REL_CNT_RDMA_RESP_DEFERRED] = "rdma_resp_deferred",
+	[USNIC_REL_CNT_TX_WORK_RUNS] = "tx_work_runs",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -110,6 +110,23 @@ int usnic_rel_fault_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	return ret;
 }
 
+/*
+ * Whether any fault is set up on the send path. The answers that could
+ * leave from the receive softirq go through the work item instead while
+ * one is, so that every fault applies, in order, under tx_lock.
+ */
+bool usnic_rel_fault_tx_configured(struct usnic_rel_ep *ep)
+{
+	struct usnic_rel_fault *f = &ep->fault;
+
+	return READ_ONCE(f->drop_ppm) || READ_ONCE(f->duplicate_ppm) ||
+	       READ_ONCE(f->reorder_ppm) || READ_ONCE(f->held) ||
+	       READ_ONCE(f->nomem_every) ||
+	       atomic_read(&f->tx_window_nomem_next) > 0 ||
+	       atomic_read(&f->xmit_nomem_next) > 0 ||
+	       atomic_read(&f->gso_nomem_next) > 0;
+}
+
 /* Softirq: should this receive window growth fail? */
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep)
 {

@@ -47,6 +47,7 @@ struct usnic_rel_fault {
 int usnic_rel_fault_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			 const void *buf, size_t len);
 void usnic_rel_fault_flush(struct usnic_rel_ep *ep);
+bool usnic_rel_fault_tx_configured(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_tx_window_nomem(struct usnic_rel_ep *ep);
 bool usnic_rel_fault_nomem(struct usnic_rel_ep *ep);

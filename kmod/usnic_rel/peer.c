@@ -105,6 +105,7 @@ int usnic_rel_av_insert(struct usnic_rel_ep *ep, struct usnic_rel_av_insert *arg
 	if (!peer)
 		return -ENOMEM;
 	peer->ep = ep;
+	usnic_rel_route_init(&peer->route);
 	ret = usnic_rel_conn_init(peer);
 	if (ret) {
 		usnic_rel_peer_free(peer);
@@ -198,7 +199,8 @@ static void usnic_rel_peer_destroy(struct usnic_rel_ep *ep,
 	/*
 	 * Its route now, not after the grace period: by then the endpoint's
 	 * socket, and with it the namespace the routes belong to, may be gone.
-	 * Under tx_lock, which senders hold: none caches one again.
+	 * Under tx_lock, which senders hold, and the route's lock, which an
+	 * answer sent from the receive softirq takes: none caches one again.
 	 */
 	mutex_lock(&ep->tx_lock);
 	usnic_rel_route_close(&peer->route);

@@ -10,6 +10,16 @@
  * at the origin, a response can only be for the oldest operation of its
  * channel: anything else is forged and dropped.
  *
+ * The common case skips the work item: an answer that the request just
+ * queued, the oldest owed on its channel, in one packet, is numbered in the
+ * receive softirq under conn->lock and sent from there once the lock is
+ * dropped (usnic_rel_rdma_resp_inline(), usnic_rel_xmit_softirq()), with
+ * the ACK of the request in it. It is a sequenced packet of the send
+ * window like any other (resent on loss); it takes no tx_lock, so it never
+ * grows the window (an allocation that may sleep), never meets fault
+ * injection (skipped while any fault is set up), and uses the peer's route
+ * under its own lock (xmit.c). Anything else is left to the work item.
+ *
  * A PUT completes at the origin when the target says it was applied, a GET
  * when its last byte landed in the staging area, an atomic when the old
  * value came back: all remote completions.
@@ -291,13 +301,23 @@ usnic_rel_rdma_resp_alloc(struct usnic_rel_ep *ep, struct usnic_rel_chan_conn *c
 	return r;
 }
 
+/*
+ * Owe @r to the peer. The work item sends it, unless the receive path
+ * holds the kick back to try sending it from the softirq first
+ * (usnic_rel_rdma_resp_inline()). Caller holds conn->lock.
+ */
 static void usnic_rel_rdma_resp_queue(struct usnic_rel_peer *peer,
 				      struct usnic_rel_chan_conn *c,
 				      struct usnic_rel_rdma_resp *r)
 {
+	struct usnic_rel_conn *conn = &peer->conn;
+
 	list_add_tail(&r->node, &c->resps);
 	c->nr_resps++;
-	usnic_rel_tx_work_kick(peer);
+	if (conn->resp_kick_held)
+		conn->resp_kick_owed = true;
+	else
+		usnic_rel_tx_work_kick(peer);
 }
 
 static void usnic_rel_rdma_status(struct usnic_rel_rdma_resp *r, u32 op_id,
@@ -542,6 +562,61 @@ static u32 usnic_rel_rdma_resp_frag(struct usnic_rel_ep *ep, unsigned int chan,
 }
 
 /*
+ * Number the next packet of @r, the oldest answer owed on @chan, into @b
+ * (room for @hlen + @frag bytes, the payload copied already) and keep it
+ * in the send window; @b gets a second reference, the caller's to send.
+ * An answer whose last packet this was is counted in @cnt and freed.
+ * Returns 0, or -ENOSPC when the window is full. Caller holds conn->lock.
+ */
+static int usnic_rel_rdma_resp_take(struct usnic_rel_ep *ep,
+				    struct usnic_rel_peer *peer,
+				    unsigned int chan,
+				    struct usnic_rel_rdma_resp *r,
+				    struct usnic_rel_txbuf *b, size_t hlen,
+				    u32 frag, enum usnic_rel_counter cnt)
+{
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
+	struct usnic_rel_pkt pkt;
+	u32 seq;
+	int ret;
+
+	b->len = hlen + frag;
+	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
+	if (ret)
+		return ret;
+	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
+	pkt.seq = seq;
+	pkt.payload_len = frag;
+	switch (r->type) {
+	case USNIC_REL_PKT_GET_RESP:
+		pkt.get_resp.op_id = r->op_id;
+		pkt.get_resp.frag_offset = r->sent;
+		pkt.get_resp.op_len = r->len;
+		break;
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		pkt.atomic_resp.op_id = r->op_id;
+		pkt.atomic_resp.old = r->old;
+		break;
+	default:
+		pkt.status.op_id = r->op_id;
+		pkt.status.status = r->status;
+		pkt.status.req_type = r->req_type;
+		break;
+	}
+	usnic_rel_ack_fill(peer, chan, &pkt);
+	usnic_rel_wire_build(b->data, hlen, &pkt);
+	r->sent += frag;
+	if (r->sent == r->len) {
+		usnic_rel_rdma_resp_free(c, r);
+		usnic_rel_count(ep, cnt, 1);
+	}
+	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
+	refcount_inc(&b->ref);
+	usnic_rel_rtx_timer_arm(peer, false);
+	return 0;
+}
+
+/*
  * Add the next packet of the oldest answer owed on @chan to @batch, which
  * the caller puts on the wire. Returns true when it added one. Caller holds
  * tx_lock.
@@ -555,8 +630,7 @@ static bool usnic_rel_rdma_send_resp(struct usnic_rel_ep *ep,
 	struct usnic_rel_chan_conn *c = &conn->chan[chan];
 	struct usnic_rel_txbuf *b = NULL;
 	struct usnic_rel_rdma_resp *r;
-	struct usnic_rel_pkt pkt;
-	u32 room = 0, frag, seq;
+	u32 room = 0, frag;
 	size_t hlen;
 	int ret;
 
@@ -608,41 +682,13 @@ again:
 		spin_unlock_bh(&conn->lock);
 		goto again;
 	}
-	b->len = hlen + frag;
-	ret = usnic_rel_txwin_push(&c->tx, ktime_get_ns(), &seq);
-	if (ret) {
+	if (usnic_rel_rdma_resp_take(ep, peer, chan, r, b, hlen, frag,
+				     USNIC_REL_CNT_RDMA_RESP_DEFERRED)) {
 		/* The window is full: an ACK making room runs this again. */
 		spin_unlock_bh(&conn->lock);
 		usnic_rel_txbuf_put(ep, b);
 		return false;
 	}
-	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
-	pkt.seq = seq;
-	pkt.payload_len = frag;
-	switch (r->type) {
-	case USNIC_REL_PKT_GET_RESP:
-		pkt.get_resp.op_id = r->op_id;
-		pkt.get_resp.frag_offset = r->sent;
-		pkt.get_resp.op_len = r->len;
-		break;
-	case USNIC_REL_PKT_ATOMIC_RESP:
-		pkt.atomic_resp.op_id = r->op_id;
-		pkt.atomic_resp.old = r->old;
-		break;
-	default:
-		pkt.status.op_id = r->op_id;
-		pkt.status.status = r->status;
-		pkt.status.req_type = r->req_type;
-		break;
-	}
-	usnic_rel_ack_fill(peer, chan, &pkt);
-	usnic_rel_wire_build(b->data, hlen, &pkt);
-	r->sent += frag;
-	if (r->sent == r->len)
-		usnic_rel_rdma_resp_free(c, r);
-	usnic_rel_txwin_set_pkt(&c->tx, seq, b);
-	refcount_inc(&b->ref);
-	usnic_rel_rtx_timer_arm(peer, false);
 	spin_unlock_bh(&conn->lock);
 
 	/* A GET's answer is a run of full packets: one GSO call per run. */
@@ -660,6 +706,61 @@ owed:
 		usnic_rel_send_retry_later(ep);
 	usnic_rel_txbuf_put(ep, b);
 	return false;
+}
+
+/*
+ * The receive softirq just queued an answer on @chan: when it is the
+ * oldest owed there and fits one packet, number it now, so that it leaves
+ * from the softirq (usnic_rel_xmit_softirq(), once conn->lock is dropped)
+ * without waking the work item. Returns the packet, with a reference for
+ * the caller, or NULL to leave the answer to the work item as always: the
+ * window is full or must grow (that allocates under tx_lock), no memory,
+ * a fault is set up, or the socket cannot be used from here. The sequence
+ * number is taken under conn->lock, so the answer keeps its place behind
+ * anything numbered before it and ahead of what the work item sends next.
+ * Caller holds conn->lock, in softirq.
+ */
+struct usnic_rel_txbuf *usnic_rel_rdma_resp_inline(struct usnic_rel_ep *ep,
+						   struct usnic_rel_peer *peer,
+						   unsigned int chan)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_chan_conn *c = &conn->chan[chan];
+	struct usnic_rel_rdma_resp *r;
+	struct usnic_rel_txbuf *b;
+	u32 room, frag;
+	size_t hlen;
+
+	r = list_first_entry_or_null(&c->resps, struct usnic_rel_rdma_resp,
+				     node);
+	if (conn->state != USNIC_REL_CONN_ACTIVE || !r || r->sent ||
+	    !usnic_rel_txwin_may_send(&c->tx) ||
+	    usnic_rel_txwin_grow_cap(&c->tx) ||
+	    usnic_rel_fault_tx_configured(ep) ||
+	    !usnic_rel_socket_softirq_ok(ep))
+		return NULL;
+	hlen = usnic_rel_wire_hdr_len(r->type);
+	frag = usnic_rel_rdma_resp_frag(ep, chan, r);
+	if (frag != r->len)
+		return NULL;
+	room = hlen + frag;
+	b = usnic_rel_txbuf_alloc(ep, room, GFP_ATOMIC);
+	if (!b)
+		return NULL;
+	if (r->type == USNIC_REL_PKT_GET_RESP &&
+	    usnic_rel_mr_copy(r->mr, r->offset, b->data + hlen, frag, false)) {
+		usnic_rel_rdma_resp_revoked(r);
+		hlen = usnic_rel_wire_hdr_len(r->type);
+		frag = 0;
+	}
+	if (hlen + frag > room ||
+	    usnic_rel_rdma_resp_take(ep, peer, chan, r, b, hlen, frag,
+				     USNIC_REL_CNT_RDMA_RESP_INLINE)) {
+		usnic_rel_txbuf_put(ep, b);
+		return NULL;
+	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_DATA_PACKETS, 1);
+	return b;
 }
 
 /*

@@ -21,6 +21,9 @@
  * completion is posted when the last one is in. When no buffer is free, an
  * in-order packet is dropped unacknowledged and comes again; packets already
  * acknowledged wait in a backlog until userspace returns buffers.
+ *
+ * A one-sided request's answer usually leaves from here too, carrying the
+ * request's ACK, once conn->lock is dropped (rdma.c says when).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -467,14 +470,55 @@ void usnic_rel_rx_backlog_all(struct usnic_rel_ep *ep)
 }
 
 /*
+ * Deliver an in-order packet, holding back the work item's kick for an
+ * answer it queues: usnic_rel_rx_answer() tries to send that one first.
+ */
+static int usnic_rel_rx_deliver_first(struct usnic_rel_ep *ep,
+				      struct usnic_rel_peer *peer,
+				      const struct usnic_rel_pkt *pkt,
+				      struct sk_buff *skb)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	int err;
+
+	conn->resp_kick_held = true;
+	err = usnic_rel_rx_deliver(ep, peer, pkt, skb);
+	conn->resp_kick_held = false;
+	return err;
+}
+
+/*
+ * The packet just delivered queued an answer: number it for the caller to
+ * send from the softirq (in *@answer), or kick the work item as always.
+ * Returns whether there is one to send, which carries the ACK owed.
+ */
+static bool usnic_rel_rx_answer(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				struct usnic_rel_txbuf **answer)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+
+	if (!conn->resp_kick_owed)
+		return false;
+	conn->resp_kick_owed = false;
+	*answer = usnic_rel_rdma_resp_inline(ep, peer, chan);
+	if (*answer)
+		return true;
+	usnic_rel_tx_work_kick(peer);
+	return false;
+}
+
+/*
  * A packet with a sequence number on @pkt->channel. Returns true when the
- * skb was kept (held out of order or queued in the backlog).
+ * skb was kept (held out of order or queued in the backlog). An answer
+ * to send from the softirq once conn->lock is dropped goes to *@answer.
  * Caller holds conn->lock.
  */
 static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 				   struct usnic_rel_peer *peer,
 				   const struct usnic_rel_pkt *pkt,
-				   struct sk_buff *skb)
+				   struct sk_buff *skb,
+				   struct usnic_rel_txbuf **answer)
 {
 	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
 	bool ack_req = pkt->flags & USNIC_REL_F_ACK_REQ;
@@ -498,9 +542,13 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			__skb_queue_tail(&c->backlog, skb);
 			kept = true;
 		} else {
-			err = usnic_rel_rx_deliver(ep, peer, pkt, skb);
+			err = usnic_rel_rx_deliver_first(ep, peer, pkt, skb);
 			if (err) {
 				/* Not taken into the window unless delivered. */
+				if (peer->conn.resp_kick_owed) {
+					peer->conn.resp_kick_owed = false;
+					usnic_rel_tx_work_kick(peer);
+				}
 				usnic_rel_rx_wait(ep, peer, err);
 				usnic_rel_rx_not_ready(peer, pkt->channel,
 						       pkt->seq);
@@ -524,6 +572,9 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 		}
 		if (!skb_queue_empty(&c->backlog))
 			usnic_rel_rx_backlog_chan(ep, peer, pkt->channel);
+		/* Numbered after the request: its ACK goes with it. */
+		if (usnic_rel_rx_answer(ep, peer, pkt->channel, answer))
+			return kept;
 		break;
 	case USNIC_REL_RX_OUT_OF_ORDER:
 		/* Dropped unseen: not SACKed, so the sender sends it again. */
@@ -617,6 +668,7 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	enum usnic_rel_drop_reason reason;
 	struct usnic_rel_peer *peer;
 	struct usnic_rel_conn *conn;
+	struct usnic_rel_txbuf *answer = NULL;
 	struct usnic_rel_ep *ep;
 	struct usnic_rel_pkt pkt;
 	bool kept = false;
@@ -679,9 +731,12 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	if (pkt.flags & USNIC_REL_F_ACK)
 		usnic_rel_ack_rx(ep, peer, &pkt);
 	if (pkt.type != USNIC_REL_PKT_ACK)
-		kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb);
+		kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb, &answer);
 unlock:
 	spin_unlock(&conn->lock);
+	/* RCU keeps the peer, and the socket (its release waits for a grace period). */
+	if (answer)
+		usnic_rel_xmit_softirq(ep, sk, peer, answer);
 	if (kept)
 		return 0;
 	consume_skb(skb);

@@ -16,7 +16,9 @@
  *
  * Every transmission happens here, in process context under ep->tx_lock:
  * new packets on a doorbell, and retransmissions and standalone ACKs when a
- * connection's work item runs.
+ * connection's work item runs. The one exception is a one-packet answer to
+ * a one-sided request, sent by the receive softirq itself when nothing is
+ * owed ahead of it (rdma.c, usnic_rel_xmit_softirq()).
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -61,16 +63,14 @@ static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
  * Packet @buf of @peer's send window never left the host: transmitting it
  * failed with @err. A full send buffer or no memory is no news about the
  * network, so no congestion response: the packet is marked lost (out of
- * the pipe) for the next ACK to resend, or the retry work in a few
- * milliseconds, instead of the retransmission timer. No route or a policy
- * that denies the peer does not pass in milliseconds: left to that timer,
- * whose backoff and retry limit end a peer that stays unreachable.
- * Unsequenced packets (ACKs, HELLOs) are left to the peer's timers.
- * Caller holds tx_lock.
+ * the pipe) for the next ACK or the work item to resend. Returns whether
+ * it was. No route or a policy that denies the peer does not pass in
+ * milliseconds: left to the retransmit timer, whose backoff and retry
+ * limit end a peer that stays unreachable. Unsequenced packets (ACKs,
+ * HELLOs) are left to the peer's timers.
  */
-void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
-			       struct usnic_rel_peer *peer,
-			       const void *buf, size_t len, int err)
+static bool usnic_rel_xmit_mark_local(struct usnic_rel_peer *peer,
+				      const void *buf, size_t len, int err)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_chan_conn *c;
@@ -79,14 +79,13 @@ void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 	bool marked = false;
 	u32 seq;
 
-	usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
 	if ((err != -EAGAIN && err != -ENOBUFS && err != -ENOMEM) ||
 	    len < sizeof(h))
-		return;
+		return false;
 	memcpy(&h, buf, sizeof(h));
 	if (h.type == USNIC_REL_PKT_ACK || h.type == USNIC_REL_PKT_HELLO ||
 	    h.channel >= USNIC_REL_NR_CHANS)
-		return;
+		return false;
 	c = &conn->chan[h.channel];
 	seq = be32_to_cpu(h.seq);
 	spin_lock_bh(&conn->lock);
@@ -102,10 +101,54 @@ void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 		}
 	}
 	spin_unlock_bh(&conn->lock);
-	if (marked) {
+	return marked;
+}
+
+/*
+ * Transmitting @buf failed with @err (usnic_rel_xmit_mark_local()): one
+ * marked lost is resent by the retry work in a few milliseconds, if no ACK
+ * comes first. Caller holds tx_lock.
+ */
+void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const void *buf, size_t len, int err)
+{
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	if (usnic_rel_xmit_mark_local(peer, buf, len, err)) {
 		usnic_rel_count(ep, USNIC_REL_CNT_TX_LOCAL_RESENDS, 1);
 		usnic_rel_send_retry_later(ep);
 	}
+}
+
+/*
+ * Send @b, an answer numbered by usnic_rel_rdma_resp_inline(), from the
+ * receive softirq of @sk, the endpoint's socket, and let go of the
+ * caller's reference. No tx_lock: the endpoint's retry work may be
+ * stopped already, so one that could not leave and was marked lost is
+ * resent by the connection's work item instead.
+ */
+void usnic_rel_xmit_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+			    struct usnic_rel_peer *peer,
+			    struct usnic_rel_txbuf *b)
+{
+	int ret;
+
+	trace_usnic_rel_tx(ep->debug_id, peer->handle, b->data, b->len);
+	ret = usnic_rel_socket_send_softirq(ep, sk, &peer->route, &peer->addr,
+					    b->data, b->len);
+	if (!ret) {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, b->len);
+	} else {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+		if (usnic_rel_xmit_mark_local(peer, b->data, b->len, ret)) {
+			usnic_rel_count(ep, USNIC_REL_CNT_TX_LOCAL_RESENDS, 1);
+			spin_lock(&peer->conn.lock);
+			usnic_rel_tx_work_kick(peer);
+			spin_unlock(&peer->conn.lock);
+		}
+	}
+	usnic_rel_txbuf_put(ep, b);
 }
 
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,

@@ -352,6 +352,7 @@ static void usnic_rel_tx_work(struct work_struct *work)
 	struct usnic_rel_peer *peer = container_of(work, struct usnic_rel_peer,
 						   conn.tx_work);
 
+	usnic_rel_count(peer->ep, USNIC_REL_CNT_TX_WORK_RUNS, 1);
 	usnic_rel_conn_flush(peer->ep, peer);
 }
 

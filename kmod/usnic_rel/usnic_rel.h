@@ -6,6 +6,10 @@
  *   ctx->lock (mutex)      endpoint create/destroy, AV and MR changes, poll.
  *   ep->tx_lock (mutex)    consuming the send rings and transmitting; ep->dead.
  *   ep->rx_lock (spin, BH) consuming the free-buffer ring, producing the CQ.
+ * The one exception to transmitting under tx_lock: a one-packet answer to a
+ * one-sided request leaves from the receive softirq when nothing is owed
+ * ahead of it (rdma.c, usnic_rel_rdma_resp_inline()); what it touches is
+ * guarded by conn->lock and peer->route.lock instead.
  * An endpoint is found in ctx->eps under RCU and pinned with ep->ref; each
  * mmap of one of its regions holds a reference too, so its rings outlive
  * DESTROY_EP until munmap. The receive path (encap_rcv, softirq) finds the
@@ -147,6 +151,9 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_TX_LOCAL_RESENDS,	/* never left the host: resent early */
 	USNIC_REL_CNT_TX_GSO_FALLBACKS,	/* GSO runs sent packet by packet */
 	USNIC_REL_CNT_RETX_SPURIOUS,	/* resends answered by their original */
+	USNIC_REL_CNT_RDMA_RESP_INLINE,	/* answers sent from the receive softirq */
+	USNIC_REL_CNT_RDMA_RESP_DEFERRED, /* ... sent by the connection's work item */
+	USNIC_REL_CNT_TX_WORK_RUNS,	/* runs of the connections' work items */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -166,10 +173,12 @@ union usnic_rel_sockaddr {
 };
 
 /*
- * A peer's route (xmit.c): one cached dst, not a per-CPU cache, since the
- * sends to a peer are serialised by ep->tx_lock.
+ * A peer's route (xmit.c): one cached dst. Most sends to a peer are
+ * serialised by ep->tx_lock, but an answer may leave from the receive
+ * softirq (rdma.c), so @lock (spin, BH), a leaf, guards every field.
  */
 struct usnic_rel_route {
+	spinlock_t lock;		/* every field below (BH) */
 	struct dst_entry *dst;		/* held, or NULL: look it up */
 	u32 cookie;			/* dst_check() cookie (IPv6) */
 	u32 no_gso_mtu;			/* its MTU when it refused */
@@ -186,7 +195,7 @@ struct usnic_rel_peer {
 	struct usnic_rel_ep *ep;
 	u32 handle;
 	union usnic_rel_sockaddr addr;
-	struct usnic_rel_route route;	/* to @addr (xmit.c, tx_lock) */
+	struct usnic_rel_route route;	/* to @addr (xmit.c, route.lock) */
 	u32 bad_rkeys;			/* unknown rkeys in a row (conn.lock) */
 	struct rcu_work free_work;	/* AV_REMOVE frees it after a grace period */
 	struct usnic_rel_conn conn;
@@ -360,6 +369,12 @@ bool usnic_rel_route_gso(struct usnic_rel_route *r);
 int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct usnic_rel_route *r,
 			  const union usnic_rel_sockaddr *to,
 			  const void *buf, size_t len);
+bool usnic_rel_socket_softirq_ok(struct usnic_rel_ep *ep);
+int usnic_rel_socket_send_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+				  struct usnic_rel_route *r,
+				  const union usnic_rel_sockaddr *to,
+				  const void *buf, size_t len);
+void usnic_rel_route_init(struct usnic_rel_route *r);
 struct kvec;
 int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
 			      struct usnic_rel_route *r,
@@ -418,6 +433,10 @@ void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 			       const void *buf, size_t len, int err);
 void usnic_rel_xmit(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		    const void *buf, size_t len);
+struct usnic_rel_txbuf;
+void usnic_rel_xmit_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+			    struct usnic_rel_peer *peer,
+			    struct usnic_rel_txbuf *b);
 u8 usnic_rel_sqe_pkt_type(u8 opcode);
 int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings);
 void usnic_rel_conn_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
@@ -459,6 +478,9 @@ void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 int usnic_rel_rdma_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		      const struct usnic_rel_pkt *pkt, const struct sk_buff *skb);
 void usnic_rel_rdma_respond(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
+struct usnic_rel_txbuf *usnic_rel_rdma_resp_inline(struct usnic_rel_ep *ep,
+						   struct usnic_rel_peer *peer,
+						   unsigned int chan);
 int usnic_rel_rdma_refuse_msg(struct usnic_rel_ep *ep,
 			      struct usnic_rel_peer *peer, unsigned int chan,
 			      u32 msg_id);

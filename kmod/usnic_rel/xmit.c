@@ -18,6 +18,14 @@
  *
  * The skb is charged to the endpoint's socket, so its send buffer bounds
  * the memory in flight below the stack as it did for kernel_sendmsg().
+ *
+ * Senders hold ep->tx_lock (process context), except the answers that
+ * leave from the receive softirq (usnic_rel_socket_send_softirq()): these
+ * use the socket the datagram arrived on, which outlives the softirq (its
+ * release waits for a grace period), allocate GFP_ATOMIC, and are only
+ * tried when no cgroup BPF sendmsg program (which takes the socket lock)
+ * and no fault injection is in the way. So the peer's route is guarded by
+ * its own spinlock, r->lock (BH, a leaf), not by tx_lock.
  */
 #include <linux/bpf-cgroup.h>
 #include <linux/ipv6.h>
@@ -38,54 +46,81 @@
 #define USNIC_REL_XMIT_HEADROOM \
 	(MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
-/*
- * A peer's cached route, held, if it is still valid; NULL otherwise (a
- * stale one is let go). Caller holds ep->tx_lock.
- */
-static struct dst_entry *usnic_rel_route_get(struct usnic_rel_route *r)
+void usnic_rel_route_init(struct usnic_rel_route *r)
 {
-	if (!r->dst)
-		return NULL;
-	if (!dst_check(r->dst, r->cookie)) {
-		usnic_rel_route_clear(r);
-		return NULL;
-	}
-	dst_hold(r->dst);
-	return r->dst;
+	spin_lock_init(&r->lock);
 }
 
-/*
- * Cache a route just looked up. A new route may take GSO where the old one
- * did not (a changed MTU or an IPsec policy gone): try it again.
- */
-static void usnic_rel_route_set(struct usnic_rel_route *r,
-				struct dst_entry *dst, u32 cookie)
-{
-	if (r->closed)
-		return;
-	dst_release(r->dst);
-	dst_hold(dst);
-	r->dst = dst;
-	r->cookie = cookie;
-	r->no_gso = false;
-}
-
-/* Let the cached route go (it is looked up again at the next send). */
-void usnic_rel_route_clear(struct usnic_rel_route *r)
+/* Let the cached route go. Caller holds r->lock. */
+static void __usnic_rel_route_clear(struct usnic_rel_route *r)
 {
 	dst_release(r->dst);
 	r->dst = NULL;
 }
 
 /*
+ * A peer's cached route, held, if it is still valid; NULL otherwise (a
+ * stale one is let go). The source address it was looked up with goes to
+ * @saddr (an __be32 or a struct in6_addr, @alen bytes: saddr4 and saddr6
+ * share the start of their union).
+ */
+static struct dst_entry *usnic_rel_route_get(struct usnic_rel_route *r,
+					     void *saddr, size_t alen)
+{
+	struct dst_entry *dst = NULL;
+
+	spin_lock_bh(&r->lock);
+	if (r->dst && !dst_check(r->dst, r->cookie))
+		__usnic_rel_route_clear(r);
+	if (r->dst) {
+		dst = r->dst;
+		dst_hold(dst);
+		memcpy(saddr, &r->saddr6, alen);
+	}
+	spin_unlock_bh(&r->lock);
+	return dst;
+}
+
+/*
+ * Cache a route just looked up from source address @saddr (@alen bytes).
+ * A new route may take GSO where the old one did not (a changed MTU or an
+ * IPsec policy gone): try it again.
+ */
+static void usnic_rel_route_set(struct usnic_rel_route *r,
+				struct dst_entry *dst, u32 cookie,
+				const void *saddr, size_t alen)
+{
+	spin_lock_bh(&r->lock);
+	if (!r->closed) {
+		dst_release(r->dst);
+		dst_hold(dst);
+		r->dst = dst;
+		r->cookie = cookie;
+		r->no_gso = false;
+		memcpy(&r->saddr6, saddr, alen);
+	}
+	spin_unlock_bh(&r->lock);
+}
+
+/* Let the cached route go (it is looked up again at the next send). */
+void usnic_rel_route_clear(struct usnic_rel_route *r)
+{
+	spin_lock_bh(&r->lock);
+	__usnic_rel_route_clear(r);
+	spin_unlock_bh(&r->lock);
+}
+
+/*
  * The peer is being removed: let its route go and cache none from now on,
  * while its endpoint's socket still holds the namespace routes belong to.
- * Caller holds ep->tx_lock, or no sender can reach the peer any more.
+ * A sender still at work keeps the reference it took, and caches nothing.
  */
 void usnic_rel_route_close(struct usnic_rel_route *r)
 {
-	usnic_rel_route_clear(r);
+	spin_lock_bh(&r->lock);
+	__usnic_rel_route_clear(r);
 	r->closed = true;
+	spin_unlock_bh(&r->lock);
 }
 
 /*
@@ -96,8 +131,10 @@ void usnic_rel_route_close(struct usnic_rel_route *r)
 static void usnic_rel_route_no_gso(struct usnic_rel_route *r,
 				   const struct dst_entry *dst)
 {
+	spin_lock_bh(&r->lock);
 	r->no_gso = true;
 	r->no_gso_mtu = dst_mtu(dst);
+	spin_unlock_bh(&r->lock);
 }
 
 /* Bytes of each datagram on the wire but the IP header. */
@@ -153,12 +190,11 @@ static int usnic_rel_xmit4(struct sock *sk, struct usnic_rel_route *r,
 	int ret;
 
 	if (r) {
-		struct dst_entry *dst = usnic_rel_route_get(r);
+		struct dst_entry *dst = usnic_rel_route_get(r, &fl4.saddr,
+							    sizeof(fl4.saddr));
 
-		if (dst) {
+		if (dst)
 			rt = container_of(dst, struct rtable, dst);
-			fl4.saddr = r->saddr4;
-		}
 	}
 	if (!rt) {
 		security_sk_classify_flow(sk, flowi4_to_flowi_common(&fl4));
@@ -174,10 +210,9 @@ static int usnic_rel_xmit4(struct sock *sk, struct usnic_rel_route *r,
 			kfree_skb(skb);
 			return -EACCES;
 		}
-		if (r) {
-			usnic_rel_route_set(r, &rt->dst, 0);
-			r->saddr4 = fl4.saddr;
-		}
+		if (r)
+			usnic_rel_route_set(r, &rt->dst, 0, &fl4.saddr,
+					    sizeof(fl4.saddr));
 	}
 	ret = usnic_rel_xmit_prepare(skb, &rt->dst, sizeof(struct iphdr));
 	if (ret) {
@@ -216,11 +251,8 @@ static int usnic_rel_xmit6(struct sock *sk, struct usnic_rel_route *r,
 	struct dst_entry *dst = NULL;
 	int ret;
 
-	if (r) {
-		dst = usnic_rel_route_get(r);
-		if (dst)
-			fl6.saddr = r->saddr6;
-	}
+	if (r)
+		dst = usnic_rel_route_get(r, &fl6.saddr, sizeof(fl6.saddr));
 	if (!dst) {
 		security_sk_classify_flow(sk, flowi6_to_flowi_common(&fl6));
 		dst = ip6_dst_lookup_flow(sock_net(sk), sk, &fl6, NULL);
@@ -232,8 +264,8 @@ static int usnic_rel_xmit6(struct sock *sk, struct usnic_rel_route *r,
 			struct rt6_info *rt = container_of(dst, struct rt6_info,
 							   dst);
 
-			usnic_rel_route_set(r, dst, rt6_get_cookie(rt));
-			r->saddr6 = fl6.saddr;
+			usnic_rel_route_set(r, dst, rt6_get_cookie(rt),
+					    &fl6.saddr, sizeof(fl6.saddr));
 		}
 	}
 	ret = usnic_rel_xmit_prepare(skb, dst, sizeof(struct ipv6hdr));
@@ -355,7 +387,7 @@ static int usnic_rel_xmit_allowed(struct usnic_rel_ep *ep, struct sock *sk,
  */
 static struct sk_buff *usnic_rel_xmit_skb(struct sock *sk,
 					  const struct kvec *vec,
-					  unsigned int n, size_t len)
+					  unsigned int n, size_t len, gfp_t gfp)
 {
 	size_t linear = len, off = 0;
 	struct sk_buff *skb;
@@ -366,7 +398,7 @@ static struct sk_buff *usnic_rel_xmit_skb(struct sock *sk,
 		linear = 0;
 	skb = alloc_skb_with_frags(USNIC_REL_XMIT_HEADROOM + linear,
 				   len - linear, PAGE_ALLOC_COSTLY_ORDER, &err,
-				   GFP_KERNEL | __GFP_NOWARN);
+				   gfp | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, USNIC_REL_XMIT_HEADROOM);
@@ -409,7 +441,7 @@ int usnic_rel_socket_send(struct usnic_rel_ep *ep, struct usnic_rel_route *r,
 	if (ret)
 		return ret;
 	skb = usnic_rel_fault_xmit_nomem(ep, false) ? NULL :
-	      usnic_rel_xmit_skb(sk, &vec, 1, len);
+	      usnic_rel_xmit_skb(sk, &vec, 1, len, GFP_KERNEL);
 	if (!skb)
 		return -ENOBUFS;
 	return usnic_rel_xmit_route(ep, sk, r, to, skb);
@@ -437,7 +469,7 @@ int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
 	if (ret)
 		return ret;
 	skb = usnic_rel_fault_xmit_nomem(ep, true) ? NULL :
-	      usnic_rel_xmit_skb(sk, vec, n, len);
+	      usnic_rel_xmit_skb(sk, vec, n, len, GFP_KERNEL);
 	if (!skb)
 		return -ENOBUFS;
 	skb_shinfo(skb)->gso_size = vec[0].iov_len;
@@ -452,11 +484,52 @@ int usnic_rel_socket_send_gso(struct usnic_rel_ep *ep,
  */
 bool usnic_rel_route_gso(struct usnic_rel_route *r)
 {
+	bool gso = true;
+
+	spin_lock_bh(&r->lock);
 	if (r->dst && !dst_check(r->dst, r->cookie))
-		usnic_rel_route_clear(r);
-	if (!r->dst)
-		return true;
-	if (r->no_gso && dst_mtu(r->dst) > r->no_gso_mtu)
-		r->no_gso = false;
-	return !r->no_gso;
+		__usnic_rel_route_clear(r);
+	if (r->dst) {
+		if (r->no_gso && dst_mtu(r->dst) > r->no_gso_mtu)
+			r->no_gso = false;
+		gso = !r->no_gso;
+	}
+	spin_unlock_bh(&r->lock);
+	return gso;
+}
+
+/*
+ * Whether an answer may leave from the receive softirq: not once the
+ * endpoint is stopping, nor while a cgroup BPF sendmsg program must see it
+ * (those hooks take the socket lock, which may sleep).
+ */
+bool usnic_rel_socket_softirq_ok(struct usnic_rel_ep *ep)
+{
+	if (READ_ONCE(ep->dead))
+		return false;
+	/* A static key each: the type must be a constant. */
+	if (ep->family == AF_INET6)
+		return !cgroup_bpf_enabled(CGROUP_UDP6_SENDMSG);
+	return !cgroup_bpf_enabled(CGROUP_UDP4_SENDMSG);
+}
+
+/*
+ * usnic_rel_socket_send() from the receive softirq of @sk, the endpoint's
+ * socket, which stays while it runs: no tx_lock, a GFP_ATOMIC skb. The
+ * caller checked usnic_rel_socket_softirq_ok().
+ */
+int usnic_rel_socket_send_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+				  struct usnic_rel_route *r,
+				  const union usnic_rel_sockaddr *to,
+				  const void *buf, size_t len)
+{
+	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
+	struct sk_buff *skb;
+
+	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
+		return -EAGAIN;
+	skb = usnic_rel_xmit_skb(sk, &vec, 1, len, GFP_ATOMIC);
+	if (!skb)
+		return -ENOBUFS;
+	return usnic_rel_xmit_route(ep, sk, r, to, skb);
 }

@@ -139,9 +139,24 @@ static uint64_t atomic_op(const struct target_info *ti, enum urel_atomic_op op, 
 	return old;
 }
 
+/*
+ * Each atomic gets exactly one answer, a single packet, counted by the
+ * target as sent from its receive softirq or by its work item. With
+ * VM_RDMA_COUNT_ANSWERS=1 (debugfs at hand, a clean path, no fault
+ * injection) that is checked, and some must have left inline: only the
+ * first on a channel may wait for its window to grow.
+ */
 static void atomics(const struct target_info *ti)
 {
-	for (unsigned int size = 4; size <= 8; size += 4) {
+	const char *count = getenv("VM_RDMA_COUNT_ANSWERS");
+	int check = count && !strcmp(count, "1");
+	long long inl = urt_counter(ti->debug_id, "rdma_resp_inline");
+	long long def = urt_counter(ti->debug_id, "rdma_resp_deferred");
+	int n = 0;
+
+	if (check)
+		URT_CHECK(inl >= 0 && def >= 0);
+	for (unsigned int size = 4; size <= 8; size += 4, n += 6) {
 		uint64_t off = 1024 + size * 8, cur;
 
 		atomic_op(ti, UREL_ATOMIC_FETCH_ADD, size, off, 5, 0);
@@ -154,6 +169,13 @@ static void atomics(const struct target_info *ti)
 		atomic_op(ti, UREL_ATOMIC_CAS, size, off, 88, 0x1234); /* fails: holds 77 */
 		URT_CHECK_EQ(atomic_op(ti, UREL_ATOMIC_FETCH_ADD, size, off, 0, 0), 77);
 	}
+	if (!check)
+		return;
+	inl = urt_counter(ti->debug_id, "rdma_resp_inline") - inl;
+	def = urt_counter(ti->debug_id, "rdma_resp_deferred") - def;
+	printf("atomics: %d answers, %lld inline, %lld deferred\n", n, inl, def);
+	URT_CHECK_EQ(inl + def, n);
+	URT_CHECK(inl > 0);
 }
 
 /* Refused operations complete with their error and leave the target alone. */
