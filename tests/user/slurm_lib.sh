@@ -13,6 +13,9 @@
 
 slurm_dir=$(mktemp -d /tmp/slurm.XXXXXX) || exit 1
 export SLURM_CONF=$slurm_dir/slurm.conf
+# LeakSanitizer (the jobs' programs are ASan builds): PMIx's own leaks.
+LSAN_OPTIONS=suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan-pmix.supp:print_suppressions=0
+export LSAN_OPTIONS
 
 slurm_pidof_file() {
 	[ -s "$1" ] && cat "$1"

@@ -20,8 +20,6 @@ a2a=$build/tests/mpi_msg_a2a
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/user/slurm_lib.sh
 . "$here/slurm_lib.sh"
-# LeakSanitizer (the test programs are ASan builds): PMIx's own leaks.
-export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
 fails=0
 net=10.213.79
 

@@ -21,8 +21,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/slurm_lib.sh"
 node=$(hostname)
 fails=0
-# LeakSanitizer (the test programs are ASan builds): PMIx's own leaks.
-export LSAN_OPTIONS=suppressions=$here/lsan-pmix.supp:print_suppressions=0
 trap 'slurm_stop; chmod 0600 /dev/usnic_rel; ip link del urel_srun0 2>/dev/null; rm -rf "$slurm_dir"' EXIT
 
 # Slurm resolves with AI_ADDRCONFIG, which finds nothing on a host whose only
