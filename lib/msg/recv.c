@@ -448,6 +448,32 @@ void urel_msg_release_early(struct urel_msg *m, urel_peer_t peer, struct urel_ms
 	}
 }
 
+/* A protocol message other than EAGER or RTS (well formed). Under m->lock. */
+static void urel_msg_on_ctl(struct urel_msg *m, const struct urel_am_hdr *h, urel_peer_t peer,
+			    const unsigned char *p)
+{
+	switch (h->op) {
+	case UREL_MSG_OP_SACK:
+		urel_msg_on_sack(m, peer, urel_msg_get64(p));
+		break;
+	case UREL_MSG_OP_FIN:
+		urel_msg_on_fin(m, peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
+		break;
+	case UREL_MSG_OP_CTS:
+		urel_msg_on_cts(m, peer, urel_msg_get64(p), urel_msg_get64(p + 8),
+				urel_msg_get64(p + 16));
+		break;
+	case UREL_MSG_OP_WIN:
+		urel_msg_on_win(m, peer, p);
+		break;
+	case UREL_MSG_OP_WDONE:
+		urel_msg_on_wdone(m, peer, urel_msg_get64(p), urel_msg_get64(p + 8));
+		break;
+	default: /* PING: its ACK was all it was for */
+		break;
+	}
+}
+
 /*
  * A message that cannot be kept for lack of memory is not dropped: the
  * core offers it again (UREL_RECV_AGAIN), and its sender's later messages
@@ -466,27 +492,9 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 		m->dropped++;
 		goto out;
 	}
-	if (h->op == UREL_MSG_OP_SACK) {
-		urel_msg_on_sack(m, c->peer, urel_msg_get64(p));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_FIN) {
-		urel_msg_on_fin(m, c->peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_PING)
-		goto out;
-	if (h->op == UREL_MSG_OP_CTS) {
-		urel_msg_on_cts(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8),
-				urel_msg_get64(p + 16));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_WIN) {
-		urel_msg_on_win(m, c->peer, p);
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_WDONE) {
-		urel_msg_on_wdone(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8));
+	/* Messages first: they are the common case. */
+	if (h->op != UREL_MSG_OP_EAGER && h->op != UREL_MSG_OP_RTS) {
+		urel_msg_on_ctl(m, h, c->peer, p);
 		goto out;
 	}
 	pp = urel_msg_peer(m, c->peer);
