@@ -125,10 +125,10 @@ static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void
 	uint32_t seq;
 	int ret;
 
-	pthread_mutex_lock(&m->lock);
-	r = urel_msg_req_alloc(m);
+	urel_msg_lock(&m->lock);
+	r = urel_msg_req_alloc(m); /* linked already */
 	if (!r) {
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		return -ENOMEM;
 	}
 	urel_msg_send_init(r, peer, len, tag, data);
@@ -154,13 +154,12 @@ static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void
 		urel_msg_list_del(&m->waiting, r);
 		goto err;
 	}
-	urel_msg_req_link(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	*reqp = r;
 	return 0;
 err:
 	urel_msg_req_forget(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	free(r);
 	return ret;
 }
@@ -189,11 +188,11 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 	r->tail_used = true;
 	urel_msg_send_init(r, peer, len, tag, data);
 	if (peer == UREL_MSG_SELF) {
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
 		if (!ret)
 			urel_msg_req_link(m, r);
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		if (ret) {
 			free(r);
 			return ret;
@@ -218,7 +217,7 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		r->windowed = true;
 		r->sbuf = buf;
 	}
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	p = urel_msg_peer(m, peer);
 	if (!p) {
 		ret = -ENOMEM;
@@ -242,12 +241,12 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		goto err;
 	}
 	urel_msg_req_link(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	*reqp = r;
 	return 0;
 err:
 	urel_msg_req_forget(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	if (r->mr)
 		urel_mr_dereg(r->mr);
 	free(r);
