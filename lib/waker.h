@@ -35,5 +35,9 @@ void urel_waker_wake(struct urel_waker *wk);
  */
 int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_device *dev,
 		     bool (*ready)(void *arg), void *arg, int ms);
+/* The same for an owner whose lock is not a pthread mutex: taken through @lock, @unlock. */
+int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*unlock)(void *),
+			  void *lk, struct urel_device *dev, bool (*ready)(void *arg), void *arg,
+			  int ms);
 
 #endif
