@@ -52,7 +52,7 @@ int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_d
 	pthread_mutex_lock(lock);
 	ok = ready(arg);
 	if (!ok)
-		wk->sleepers++;
+		__atomic_fetch_add(&wk->sleepers, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(lock);
 	if (ok)
 		return 1;
@@ -63,7 +63,7 @@ int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_d
 	/* Done while we slept, and nobody woke us: a wake-up lost. */
 	if (!n && ok && !urel_waker_pending(wk))
 		__atomic_fetch_add(&wk->late_wakeups, 1, __ATOMIC_RELAXED);
-	if (!--wk->sleepers && wk->fd >= 0) {
+	if (__atomic_sub_fetch(&wk->sleepers, 1, __ATOMIC_RELAXED) == 0 && wk->fd >= 0) {
 		ssize_t got = read(wk->fd, &drain, sizeof(drain));
 
 		(void)got; /* -EAGAIN: nothing was pending */
