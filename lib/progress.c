@@ -68,6 +68,27 @@ void urel_progress_fini(struct urel_ep *ep)
 }
 
 /*
+ * The dispatcher changes prog_depth without cq_lock (urel_progress_leave()),
+ * so every other thread reads it atomically, even under the lock.
+ */
+static unsigned int urel_progress_depth(struct urel_ep *ep)
+{
+	return __atomic_load_n(&ep->prog_depth, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Under cq_lock: count the caller among those the dispatcher's leave must
+ * wake, before it reads prog_depth. The full fence pairs with the one in
+ * urel_progress_leave(): either the dispatcher sees the count, or the
+ * caller sees the depth it left.
+ */
+static void urel_progress_wait_begin(struct urel_ep *ep)
+{
+	__atomic_add_fetch(&ep->prog_waiters, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
  * Become the endpoint's dispatcher, or nest in it when this thread already
  * is. Another thread's dispatch is waited out for at most
  * UREL_PROGRESS_WAIT_NS: what it dispatched may be what the caller waits
@@ -82,18 +103,18 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 	struct timespec until;
 
 	pthread_mutex_lock(&ep->cq_lock);
-	if (ep->prog_depth && !pthread_equal(ep->prog_owner, pthread_self())) {
+	if (urel_progress_depth(ep) && !pthread_equal(ep->prog_owner, pthread_self())) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += UREL_PROGRESS_WAIT_NS;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		ep->prog_waiters++;
-		while (ep->prog_depth &&
+		urel_progress_wait_begin(ep);
+		while (urel_progress_depth(ep) &&
 		       !pthread_cond_timedwait(&ep->prog_idle, &ep->cq_lock, &until))
 			;
-		ep->prog_waiters--;
+		__atomic_sub_fetch(&ep->prog_waiters, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->cq_lock);
 		return false;
 	}
@@ -136,15 +157,26 @@ static int urel_progress_refill(struct urel_ep *ep, struct usnic_rel_cqe *raw, i
 	return got;
 }
 
+/*
+ * Without cq_lock in the common case (one thread alone): only the
+ * dispatcher changes prog_depth and prog_epoch while the depth is raised.
+ * The epoch moves before the depth falls, so a quiesce that saw this
+ * dispatch under way sees it over by one or the other. A waiter counts
+ * itself, then reads the depth (urel_progress_wait_begin()); we lower the
+ * depth, then read the count: with a full fence on both sides one sees
+ * the other, and a waiter we see is woken under the lock.
+ */
 static void urel_progress_leave(struct urel_ep *ep)
 {
+	unsigned int depth = ep->prog_depth - 1;
+
+	if (!depth)
+		__atomic_store_n(&ep->prog_epoch, ep->prog_epoch + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ep->prog_depth, depth, __ATOMIC_SEQ_CST);
+	if (depth || !__atomic_load_n(&ep->prog_waiters, __ATOMIC_SEQ_CST))
+		return;
 	pthread_mutex_lock(&ep->cq_lock);
-	__atomic_store_n(&ep->prog_depth, ep->prog_depth - 1, __ATOMIC_RELEASE);
-	if (!ep->prog_depth)
-		ep->prog_epoch++;
-	/* The common case, one thread alone, pays no wake-up. */
-	if (!ep->prog_depth && ep->prog_waiters)
-		pthread_cond_broadcast(&ep->prog_idle);
+	pthread_cond_broadcast(&ep->prog_idle);
 	pthread_mutex_unlock(&ep->cq_lock);
 }
 
@@ -162,12 +194,12 @@ void urel_progress_quiesce(struct urel_ep *ep)
 	unsigned int epoch;
 
 	pthread_mutex_lock(&ep->cq_lock);
-	epoch = ep->prog_epoch;
-	ep->prog_waiters++;
-	while (ep->prog_depth && !pthread_equal(ep->prog_owner, pthread_self()) &&
-	       ep->prog_epoch == epoch)
+	epoch = __atomic_load_n(&ep->prog_epoch, __ATOMIC_RELAXED);
+	urel_progress_wait_begin(ep);
+	while (urel_progress_depth(ep) && !pthread_equal(ep->prog_owner, pthread_self()) &&
+	       __atomic_load_n(&ep->prog_epoch, __ATOMIC_RELAXED) == epoch)
 		pthread_cond_wait(&ep->prog_idle, &ep->cq_lock);
-	ep->prog_waiters--;
+	__atomic_sub_fetch(&ep->prog_waiters, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ep->cq_lock);
 }
 

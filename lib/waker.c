@@ -42,23 +42,24 @@ static bool urel_waker_pending(const struct urel_waker *wk)
 	return wk->fd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
-int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_device *dev,
-		     bool (*ready)(void *arg), void *arg, int ms)
+int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*unlock)(void *),
+			  void *lk, struct urel_device *dev, bool (*ready)(void *arg), void *arg,
+			  int ms)
 {
 	uint64_t drain;
 	bool ok;
 	int n;
 
-	pthread_mutex_lock(lock);
+	lock(lk);
 	ok = ready(arg);
 	if (!ok)
 		__atomic_fetch_add(&wk->sleepers, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(lock);
+	unlock(lk);
 	if (ok)
 		return 1;
 	__atomic_fetch_add(&wk->sleeps, 1, __ATOMIC_RELAXED);
 	n = urel_device_wait_fd(dev, wk->fd, ms);
-	pthread_mutex_lock(lock);
+	lock(lk);
 	ok = ready(arg);
 	/* Done while we slept, and nobody woke us: a wake-up lost. */
 	if (!n && ok && !urel_waker_pending(wk))
@@ -68,8 +69,25 @@ int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_d
 
 		(void)got; /* -EAGAIN: nothing was pending */
 	}
-	pthread_mutex_unlock(lock);
+	unlock(lk);
 	if (ok)
 		return 1;
 	return n < 0 && n != -EINTR ? n : 0;
+}
+
+static void urel_waker_mutex_lock(void *lock)
+{
+	pthread_mutex_lock(lock);
+}
+
+static void urel_waker_mutex_unlock(void *lock)
+{
+	pthread_mutex_unlock(lock);
+}
+
+int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_device *dev,
+		     bool (*ready)(void *arg), void *arg, int ms)
+{
+	return urel_waker_sleep_with(wk, urel_waker_mutex_lock, urel_waker_mutex_unlock, lock, dev,
+				     ready, arg, ms);
 }

@@ -35,6 +35,10 @@ void urel_waker_wake(struct urel_waker *wk);
  */
 int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_device *dev,
 		     bool (*ready)(void *arg), void *arg, int ms);
+/* The same for an owner whose lock is not a pthread mutex: taken through @lock, @unlock. */
+int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*unlock)(void *),
+			  void *lk, struct urel_device *dev, bool (*ready)(void *arg), void *arg,
+			  int ms);
 /* Without the owner's lock, as a hint: whether a blocking call sleeps on the device now. */
 static inline bool urel_waker_busy(const struct urel_waker *wk)
 {

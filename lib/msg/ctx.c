@@ -85,9 +85,9 @@ static void urel_msg_sent(struct urel_request *cr, const struct urel_completion 
 	}
 	m = urel_msg_sink_enter(s);
 	if (m) {
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		urel_msg_peer_failed(m, c->peer, c->status);
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 	}
 	urel_msg_sink_leave(s);
 }
@@ -230,7 +230,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	if (ret)
 		goto err_free;
 	urel_waker_init(&m->waker);
-	pthread_mutex_init(&m->lock, NULL);
+	m->lock = (struct urel_msg_lock){ 0 };
 	ret = urel_am_get(ep, &m->am);
 	if (ret)
 		goto err_match;
@@ -251,7 +251,6 @@ err_reg:
 err_am:
 	urel_am_put(m->am);
 err_match:
-	pthread_mutex_destroy(&m->lock);
 	urel_match_fini(&m->match);
 	urel_waker_fini(&m->waker);
 err_free:
@@ -277,7 +276,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	pthread_mutex_unlock(&urel_msg_sink_lock);
 	urel_msg_sink_put(m->sink);
 	urel_am_put(m->am);
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	while (m->pend) {
 		struct urel_msg_pending *p = m->pend;
 
@@ -314,9 +313,8 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 		free(m->peers[i]);
 	}
 	free(m->peers);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	urel_match_fini(&m->match);
-	pthread_mutex_destroy(&m->lock);
 	urel_waker_fini(&m->waker);
 	free(m);
 	return 0;
@@ -334,14 +332,14 @@ UREL_API int urel_msg_rndv_stats(struct urel_msg *m, struct urel_msg_rndv_stats 
 {
 	if (!m || !st)
 		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	*st = (struct urel_msg_rndv_stats){
 		.windows = m->win_count,
 		.window_bytes = m->win_bytes,
 		.pin_waits = m->pin_waits,
 		.failures = m->pin_failures,
 	};
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	urel_msg_pins_usage(&st->pinned_bytes, &st->pinned_peak);
 	return 0;
 }
@@ -454,14 +452,16 @@ void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r)
 }
 
 /*
- * A zeroed request of @m (but for its place on the live list, if it is a
- * spare reused: urel_msg_req_link() leaves it there); under m->lock.
+ * A zeroed request of @m, on the live list already (a spare reused stays
+ * there; a new one is put there): the caller need not link it, and on an
+ * error path forgets and frees it. Reaped requests become spares only
+ * when none is left, not at every allocation. Under m->lock.
  */
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 {
 	struct urel_msg_req *r;
 
-	if (__atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
+	if (!m->spare && __atomic_load_n(&m->reaped, __ATOMIC_RELAXED))
 		urel_msg_collect(m);
 	r = m->spare;
 	if (r) {
@@ -471,12 +471,14 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 		memset(r, 0,
 		       r->tail_used ? offsetof(struct urel_msg_req, lnext)
 				    : offsetof(struct urel_msg_req, rndv));
-	} else {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return NULL;
+		r->m = m;
+		return r;
 	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
 	r->m = m;
+	urel_msg_req_link(m, r);
 	return r;
 }
 
@@ -490,9 +492,9 @@ void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r)
 	struct urel_msg_req *head;
 
 	if (!m->spare_max) {
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		urel_msg_req_unlink(m, r);
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		free(r);
 		return;
 	}
@@ -758,7 +760,7 @@ static int urel_msg_pass(struct urel_msg *m, bool help)
 	/* A tiny message's poll loop mostly finds nothing to do: no lock then. */
 	if (urel_msg_idle(m, now))
 		return n;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
 	urel_msg_pump(m);
@@ -772,7 +774,7 @@ static int urel_msg_pass(struct urel_msg *m, bool help)
 	}
 	urel_msg_keepalive(m, now);
 	help = help && m->pin_waiters;
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	if (help)
 		urel_msg_pins_help(m);
 	return n;
@@ -810,10 +812,10 @@ int urel_msg_drain(struct urel_msg *m)
 		int n;
 
 		/* No new reads: a receive still reading stays unfinished. */
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		urel_msg_flush_pending(m);
 		busy = m->pend || m->gets || __atomic_load_n(&m->sink->refs, __ATOMIC_ACQUIRE) > 1;
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		if (!busy)
 			return 0;
 		if (urel_msg_now_ms() - start >= UREL_MSG_LINGER_MS)
@@ -837,11 +839,11 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	int n;
 
 	for (;;) {
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		done = ready(arg);
 		/* Waiting for another context's windows: its release wakes no fd of ours. */
 		stalled = m->pend || m->reading.head || m->pin_waiters;
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		if (done)
 			return 0;
 		n = urel_msg_progress_one(m, true);
@@ -853,8 +855,9 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 		}
 		if (++idle < m->attr.spin)
 			continue;
-		n = urel_waker_sleep(&m->waker, &m->lock, m->dev, ready, arg,
-				     stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
+		n = urel_waker_sleep_with(&m->waker, urel_msg_lock_fn, urel_msg_unlock_fn, &m->lock,
+					  m->dev, ready, arg,
+					  stalled ? UREL_MSG_RETRY_MS : UREL_MSG_SLEEP_MS);
 		if (n)
 			return n < 0 ? n : 0;
 	}

@@ -106,7 +106,7 @@ static int urel_table_grow(struct urel_match_table *t)
 
 		for (; e; e = next) {
 			next = e->next;
-			urel_list_append(&bins[urel_match_hash(e->src, e->bits) & (n - 1)], e);
+			urel_list_append(&bins[e->hash & (n - 1)], e);
 		}
 	}
 	free(t->bins);
@@ -117,7 +117,8 @@ static int urel_table_grow(struct urel_match_table *t)
 
 static int urel_table_add(struct urel_match_table *t, struct urel_match_entry *e)
 {
-	urel_list_append(urel_table_bin(t, e->src, e->bits), e);
+	e->hash = urel_match_hash(e->src, e->bits);
+	urel_list_append(&t->bins[e->hash & t->mask], e);
 	if (++t->count > 2 * (t->mask + 1))
 		return urel_table_grow(t);
 	return 0;
@@ -125,7 +126,7 @@ static int urel_table_add(struct urel_match_table *t, struct urel_match_entry *e
 
 static void urel_table_del(struct urel_match_table *t, struct urel_match_entry *e)
 {
-	urel_list_unlink(urel_table_bin(t, e->src, e->bits), e);
+	urel_list_unlink(&t->bins[e->hash & t->mask], e);
 	t->count--;
 }
 
@@ -180,7 +181,9 @@ struct urel_match_entry *urel_match_incoming(struct urel_match *m, uint32_t src,
 {
 	struct urel_match_entry *best = NULL, *e;
 
-	for (e = urel_table_bin(&m->posted, src, bits)->head; e; e = e->next) {
+	/* Only wildcard receives posted (or none): no bin to hash for. */
+	e = m->posted.count ? urel_table_bin(&m->posted, src, bits)->head : NULL;
+	for (; e; e = e->next) {
 		m->comparisons++;
 		if (e->src == src && e->bits == bits) {
 			best = e;
@@ -205,6 +208,9 @@ struct urel_match_entry *urel_match_unexpected(struct urel_match *m, uint32_t sr
 {
 	struct urel_match_entry *e;
 
+	/* A receive mostly finds nothing waiting: no hash, no scan then. */
+	if (!m->unexp.count)
+		return NULL;
 	if (src != UREL_MATCH_ANY_SRC && !ignore) {
 		for (e = urel_table_bin(&m->unexp, src, bits)->head; e; e = e->next) {
 			m->comparisons++;

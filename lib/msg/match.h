@@ -24,6 +24,7 @@ struct urel_match_entry {
 	uint64_t ignore; /* posted receives only */
 	uint64_t stamp;
 	uint32_t src;
+	uint32_t hash; /* of (src, bits), while in a table: its bin without rehashing */
 	uint8_t where; /* enum urel_match_where */
 };
 

@@ -33,6 +33,7 @@
 
 #include "../am.h"
 #include "../waker.h"
+#include "lock.h"
 #include "match.h"
 #include "standback.h"
 
@@ -179,7 +180,7 @@ struct urel_msg {
 	struct urel_device *dev;
 	struct urel_am *am;
 	struct urel_msg_attr attr;
-	pthread_mutex_t lock; /* everything below */
+	struct urel_msg_lock lock; /* everything below */
 	struct urel_match match;
 	struct urel_msg_peer **peers; /* by handle, grown on demand */
 	uint32_t npeers;

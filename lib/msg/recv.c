@@ -118,7 +118,7 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 		urel_msg_sink_leave(s);
 		return;
 	}
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	r->gets--;
 	m->gets--;
 	if (c->status && !r->gerr)
@@ -133,7 +133,7 @@ static void urel_msg_get_done(struct urel_request *cr, const struct urel_complet
 		urel_msg_peer_failed(m, r->st.peer, c->status);
 	if (r->listed && !r->gets && (r->gerr || r->landed == r->want))
 		urel_msg_rndv_finish(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	urel_msg_sink_leave(s);
 }
 
@@ -320,6 +320,24 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 	urel_msg_rndv_post(m, r);
 }
 
+/* Fill @u from a message of @peer (the fields delivery and the queue read). */
+static void urel_msg_handle_fill(struct urel_msg_handle *u, urel_peer_t peer,
+				 const struct urel_am_hdr *h, uint64_t imm, const unsigned char *p,
+				 size_t len)
+{
+	u->peer = peer;
+	u->op = h->op;
+	u->flags = h->flags;
+	u->acked = false;
+	u->imm = imm;
+	u->e.bits = urel_msg_get64(p);
+	u->sreq = urel_msg_get64(p + 8);
+	u->len = h->op == UREL_MSG_OP_RTS ? urel_msg_get64(p + 16) : len - 16;
+	u->rkey = h->op == UREL_MSG_OP_RTS ? urel_msg_get64(p + 24) : 0;
+	u->data = NULL;
+	u->self = NULL;
+}
+
 /*
  * A message whose turn has come, from @peer. Under m->lock. -ENOMEM when
  * it could not be queued as unexpected: then nothing changed.
@@ -327,43 +345,33 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 static int urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct urel_am_hdr *h,
 			   uint64_t imm, const unsigned char *p, size_t len)
 {
-	struct urel_msg_handle u = { .peer = peer, .op = h->op, .flags = h->flags, .imm = imm };
+	/* Only the handle's own fields: the queue sets its entry's (no zeroing per message). */
+	struct urel_msg_handle u;
+	const unsigned char *data = p + (h->op == UREL_MSG_OP_RTS ? 32 : 16);
+	size_t dlen = h->op == UREL_MSG_OP_RTS ? 0 : len - 16;
 	struct urel_match_entry *e;
 	struct urel_msg_handle *q;
 
-	u.e.bits = urel_msg_get64(p);
-	u.sreq = urel_msg_get64(p + 8);
-	if (h->op == UREL_MSG_OP_RTS) {
-		u.len = urel_msg_get64(p + 16);
-		u.rkey = urel_msg_get64(p + 24);
-		p += 32;
-		len = 0;
-	} else {
-		p += 16;
-		len -= 16;
-		u.len = len;
-	}
+	urel_msg_handle_fill(&u, peer, h, imm, p, len);
 	e = urel_match_incoming(&m->match, peer, u.e.bits);
-	if (e)
-		urel_msg_posted_gone(m, e->src);
 	if (e) {
-		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, p);
+		urel_msg_posted_gone(m, e->src);
+		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, data);
 		return 0;
 	}
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	*q = u;
+	urel_msg_handle_fill(q, peer, h, imm, p, len);
 	q->m = m;
-	q->data = NULL;
-	if (len) {
-		q->data = malloc(len);
+	if (dlen) {
+		q->data = malloc(dlen);
 		if (!q->data) {
 			free(q);
 			return -ENOMEM;
 		}
-		memcpy(q->data, p, len);
-		m->unexp_bytes += len;
+		memcpy(q->data, data, dlen);
+		m->unexp_bytes += dlen;
 		if (m->unexp_bytes > m->unexp_peak)
 			m->unexp_peak = m->unexp_bytes;
 	}
@@ -448,6 +456,32 @@ void urel_msg_release_early(struct urel_msg *m, urel_peer_t peer, struct urel_ms
 	}
 }
 
+/* A protocol message other than EAGER or RTS (well formed). Under m->lock. */
+static void urel_msg_on_ctl(struct urel_msg *m, const struct urel_am_hdr *h, urel_peer_t peer,
+			    const unsigned char *p)
+{
+	switch (h->op) {
+	case UREL_MSG_OP_SACK:
+		urel_msg_on_sack(m, peer, urel_msg_get64(p));
+		break;
+	case UREL_MSG_OP_FIN:
+		urel_msg_on_fin(m, peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
+		break;
+	case UREL_MSG_OP_CTS:
+		urel_msg_on_cts(m, peer, urel_msg_get64(p), urel_msg_get64(p + 8),
+				urel_msg_get64(p + 16));
+		break;
+	case UREL_MSG_OP_WIN:
+		urel_msg_on_win(m, peer, p);
+		break;
+	case UREL_MSG_OP_WDONE:
+		urel_msg_on_wdone(m, peer, urel_msg_get64(p), urel_msg_get64(p + 8));
+		break;
+	default: /* PING: its ACK was all it was for */
+		break;
+	}
+}
+
 /*
  * A message that cannot be kept for lack of memory is not dropped: the
  * core offers it again (UREL_RECV_AGAIN), and its sender's later messages
@@ -461,32 +495,14 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 	struct urel_msg_peer *pp;
 	int ret = 0;
 
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	if (!urel_msg_well_formed(h, len)) {
 		m->dropped++;
 		goto out;
 	}
-	if (h->op == UREL_MSG_OP_SACK) {
-		urel_msg_on_sack(m, c->peer, urel_msg_get64(p));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_FIN) {
-		urel_msg_on_fin(m, c->peer, urel_msg_get64(p), (int)(int64_t)urel_msg_get64(p + 8));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_PING)
-		goto out;
-	if (h->op == UREL_MSG_OP_CTS) {
-		urel_msg_on_cts(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8),
-				urel_msg_get64(p + 16));
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_WIN) {
-		urel_msg_on_win(m, c->peer, p);
-		goto out;
-	}
-	if (h->op == UREL_MSG_OP_WDONE) {
-		urel_msg_on_wdone(m, c->peer, urel_msg_get64(p), urel_msg_get64(p + 8));
+	/* Messages first: they are the common case. */
+	if (h->op != UREL_MSG_OP_EAGER && h->op != UREL_MSG_OP_RTS) {
+		urel_msg_on_ctl(m, h, c->peer, p);
 		goto out;
 	}
 	pp = urel_msg_peer(m, c->peer);
@@ -513,11 +529,11 @@ int urel_msg_on_am(void *arg, const struct urel_am_hdr *h, const struct urel_com
 		ret = UREL_RECV_AGAIN;
 	}
 out:
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	return ret;
 }
 
-/* Under m->lock. */
+/* Under m->lock; on the live list already (urel_msg_req_alloc()). */
 static struct urel_msg_req *urel_msg_recv_req(struct urel_msg *m, void *buf, size_t len)
 {
 	struct urel_msg_req *r = urel_msg_req_alloc(m);
@@ -550,10 +566,10 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 
 	if (!m || !reqp || (!buf && len))
 		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	r = urel_msg_recv_req(m, buf, len);
 	if (!r) {
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		return -ENOMEM;
 	}
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, true);
@@ -576,11 +592,9 @@ UREL_API int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, siz
 		/* Growth failing leaves the receive queued, only in a crowded bin. */
 		urel_match_post(&m->match, &r->e);
 	}
-	if (!ret)
-		urel_msg_req_link(m, r);
-	else
+	if (ret)
 		urel_msg_req_forget(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	if (ret) {
 		free(r);
 		return ret;
@@ -597,14 +611,14 @@ UREL_API int urel_msg_cancel(struct urel_msg_req *r)
 	if (!r || r->kind != UREL_MSG_REQ_RECV)
 		return -EINVAL;
 	m = r->m;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	if (urel_match_remove(&m->match, &r->e)) {
 		urel_msg_posted_gone(m, r->e.src);
 		r->st.error = -ECANCELED;
 		urel_msg_complete(r);
 		ret = 0;
 	}
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	return ret;
 }
 
@@ -631,7 +645,7 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 	ret = urel_msg_progress(m);
 	if (ret < 0)
 		return ret;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	e = urel_match_unexpected(&m->match, urel_msg_src(peer), tag & ~ignore, ignore, hp);
 	if (e) {
 		u = (struct urel_msg_handle *)e;
@@ -650,7 +664,7 @@ static int urel_msg_probe_once(struct urel_msg *m, urel_peer_t peer, uint64_t ta
 	}
 	/* Nothing from a failed peer is still to come. */
 	ret = !e && peer != UREL_MSG_ANY_PEER ? urel_msg_peer_err(m, peer) : 0;
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	return ret ? ret : e ? 1 : 0;
 }
 
@@ -728,15 +742,14 @@ UREL_API int urel_msg_imrecv(struct urel_msg_handle *h, void *buf, size_t len,
 	if (!h || !reqp || (!buf && len))
 		return -EINVAL;
 	m = h->m;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	r = urel_msg_recv_req(m, buf, len);
 	if (!r) {
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		return -ENOMEM;
 	}
 	urel_msg_take(m, r, h);
-	urel_msg_req_link(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	*reqp = r;
 	return 0;
 }

@@ -99,9 +99,9 @@ static int urel_msg_any_scan(struct urel_msg_any *a)
 
 		if (!r)
 			continue;
-		pthread_mutex_lock(&r->m->lock);
+		urel_msg_lock(&r->m->lock);
 		done = r->done;
-		pthread_mutex_unlock(&r->m->lock);
+		urel_msg_unlock(&r->m->lock);
 		if (done)
 			return (int)i;
 	}

@@ -109,36 +109,90 @@ UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *bu
 	return urel_msg_isend_data(m, peer, buf, len, tag, 0, flags, reqp);
 }
 
+/*
+ * A tiny or eager send to another process: the common case, kept apart
+ * from the rendezvous and self paths so that it stays short. Its request
+ * is a reaped one again, without a trip to malloc; a standard send is done
+ * once posted, a synchronous one waits for the receiver's SACK.
+ */
+static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+				uint64_t tag, uint64_t data, bool sync, struct urel_msg_req **reqp)
+{
+	unsigned char hdr[UREL_MSG_EAGER_HDR];
+	struct urel_msg_peer *p;
+	struct urel_msg_req *r;
+	struct urel_am_hdr h;
+	uint32_t seq;
+	int ret;
+
+	urel_msg_lock(&m->lock);
+	r = urel_msg_req_alloc(m); /* linked already */
+	if (!r) {
+		urel_msg_unlock(&m->lock);
+		return -ENOMEM;
+	}
+	urel_msg_send_init(r, peer, len, tag, data);
+	p = urel_msg_peer(m, peer);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	if (sync) {
+		r->id = ++m->next_id;
+		urel_msg_list_add(&m->waiting, r);
+	}
+	seq = p->tx_seq++;
+	h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_EAGER, sync ? UREL_MSG_F_SYNC : 0, seq);
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(hdr + sizeof(h), tag);
+	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
+	ret = urel_msg_post_imm(m, peer, len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
+				hdr, sizeof(hdr), buf, len, data, sync ? NULL : r);
+	if (ret) {
+		/* Refused outright (nothing queued after it): the sequence number is free again. */
+		p->tx_seq = seq;
+		urel_msg_list_del(&m->waiting, r);
+		goto err;
+	}
+	urel_msg_unlock(&m->lock);
+	*reqp = r;
+	return 0;
+err:
+	urel_msg_req_forget(m, r);
+	urel_msg_unlock(&m->lock);
+	free(r);
+	return ret;
+}
+
 UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
 				 uint64_t tag, uint64_t data, unsigned int flags,
 				 struct urel_msg_req **reqp)
 {
-	unsigned char hdr[UREL_MSG_HDR_MAX];
-	bool sync = flags & UREL_MSG_SYNC, rndv;
+	unsigned char hdr[UREL_MSG_RTS_HDR];
+	bool sync = flags & UREL_MSG_SYNC;
 	struct urel_msg_peer *p;
-	struct urel_msg_req *r = NULL;
+	struct urel_msg_req *r;
 	struct urel_am_hdr h;
-	size_t hlen;
 	uint32_t seq;
 	int ret;
 
 	if (!m || !reqp || peer == UREL_MSG_ANY_PEER || (!buf && len) || flags & ~UREL_MSG_SYNC)
 		return -EINVAL;
-	rndv = peer != UREL_MSG_SELF && len > m->attr.eager_max;
-	if (peer == UREL_MSG_SELF || rndv) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		r->m = m;
-		r->tail_used = true;
-		urel_msg_send_init(r, peer, len, tag, data);
-	}
+	if (peer != UREL_MSG_SELF && len <= m->attr.eager_max)
+		return urel_msg_isend_eager(m, peer, buf, len, tag, data, sync, reqp);
+	/* A send to ourselves, or a rendezvous: its request is fresh and whole. */
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->m = m;
+	r->tail_used = true;
+	urel_msg_send_init(r, peer, len, tag, data);
 	if (peer == UREL_MSG_SELF) {
-		pthread_mutex_lock(&m->lock);
+		urel_msg_lock(&m->lock);
 		ret = urel_msg_self_send(m, r, buf, len, tag, sync);
 		if (!ret)
 			urel_msg_req_link(m, r);
-		pthread_mutex_unlock(&m->lock);
+		urel_msg_unlock(&m->lock);
 		if (ret) {
 			free(r);
 			return ret;
@@ -146,59 +200,40 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		*reqp = r;
 		return 0;
 	}
-	if (rndv)
-		r->rndv = true;
+	r->rndv = true;
 	/*
 	 * Too large to pin at once, or it did not fit under the memlock limit:
 	 * the receiver asks for windows. Without a limit, -ENOMEM is a failed
 	 * allocation, for the caller to retry.
 	 */
-	if (rndv && len <= m->rndv_win) {
+	if (len <= m->rndv_win) {
 		ret = urel_mr_reg(m->ep, (void *)buf, len, UREL_ACCESS_REMOTE_READ, &r->mr);
 		if (ret && (ret != -ENOMEM || m->rndv_win == SIZE_MAX)) {
 			free(r);
 			return ret;
 		}
 	}
-	if (rndv && !r->mr) {
+	if (!r->mr) {
 		r->windowed = true;
 		r->sbuf = buf;
 	}
-	pthread_mutex_lock(&m->lock);
-	if (!rndv) {
-		/* Tiny and eager: a reaped request again, without a trip to malloc. */
-		r = urel_msg_req_alloc(m);
-		if (!r) {
-			pthread_mutex_unlock(&m->lock);
-			return -ENOMEM;
-		}
-		urel_msg_send_init(r, peer, len, tag, data);
-	}
+	urel_msg_lock(&m->lock);
 	p = urel_msg_peer(m, peer);
 	if (!p) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	if (sync || rndv) {
-		r->id = ++m->next_id;
-		urel_msg_list_add(&m->waiting, r);
-	}
+	r->id = ++m->next_id;
+	urel_msg_list_add(&m->waiting, r);
 	seq = p->tx_seq++;
-	h = urel_am_hdr(UREL_AM_MSG, rndv ? UREL_MSG_OP_RTS : UREL_MSG_OP_EAGER,
+	h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_RTS,
 			(sync ? UREL_MSG_F_SYNC : 0) | (r->windowed ? UREL_MSG_F_WIN : 0), seq);
 	memcpy(hdr, &h, sizeof(h));
 	urel_msg_put64(hdr + sizeof(h), tag);
 	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
-	if (rndv) {
-		urel_msg_put64(hdr + sizeof(h) + 16, len);
-		urel_msg_put64(hdr + sizeof(h) + 24, r->mr ? (uint64_t)urel_mr_rkey(r->mr) : 0);
-		hlen = UREL_MSG_RTS_HDR;
-		ret = urel_msg_post_imm(m, peer, UREL_CHAN_CMD, hdr, hlen, NULL, 0, data, NULL);
-	} else {
-		ret = urel_msg_post_imm(m, peer,
-					len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
-					hdr, UREL_MSG_EAGER_HDR, buf, len, data, sync ? NULL : r);
-	}
+	urel_msg_put64(hdr + sizeof(h) + 16, len);
+	urel_msg_put64(hdr + sizeof(h) + 24, r->mr ? (uint64_t)urel_mr_rkey(r->mr) : 0);
+	ret = urel_msg_post_imm(m, peer, UREL_CHAN_CMD, hdr, sizeof(hdr), NULL, 0, data, NULL);
 	if (ret) {
 		/* Refused outright (nothing queued after it): the sequence number is free again. */
 		p->tx_seq = seq;
@@ -206,12 +241,12 @@ UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const voi
 		goto err;
 	}
 	urel_msg_req_link(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	*reqp = r;
 	return 0;
 err:
 	urel_msg_req_forget(m, r);
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	if (r->mr)
 		urel_mr_dereg(r->mr);
 	free(r);

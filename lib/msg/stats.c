@@ -23,7 +23,7 @@ UREL_API int urel_msg_stats_v09(struct urel_msg *m, struct urel_msg_stats *st)
 {
 	if (!m || !st)
 		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
+	urel_msg_lock(&m->lock);
 	*st = (struct urel_msg_stats){
 		.unexpected = m->match.unexp.count,
 		.unexpected_bytes = m->unexp_bytes,
@@ -37,7 +37,7 @@ UREL_API int urel_msg_stats_v09(struct urel_msg *m, struct urel_msg_stats *st)
 		.late_wakeups = __atomic_load_n(&m->waker.late_wakeups, __ATOMIC_RELAXED),
 		.standbacks = __atomic_load_n(&m->standbacks, __ATOMIC_RELAXED),
 	};
-	pthread_mutex_unlock(&m->lock);
+	urel_msg_unlock(&m->lock);
 	return 0;
 }
 
