@@ -116,9 +116,11 @@ static bool wanted(enum op op)
 
 /*
  * @n of @op, in a lock_all epoch when it is a single operation; the time
- * taken. The origin's sleeps on the device meanwhile are added to *@sleeps.
+ * taken. The origin's sleeps on the device meanwhile are added to *@sleeps,
+ * its progress thread's stand-backs to *@standbacks.
  */
-static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps)
+static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps,
+			uint64_t *standbacks)
 {
 	struct urel_win_stats st0, st;
 	bool in_all = op < OP_LOCK;
@@ -135,6 +137,7 @@ static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps)
 	t0 = now_us() - t0;
 	CALL(urel_win_stats(w, &st));
 	*sleeps += st.sleeps - st0.sleeps;
+	*standbacks += st.standbacks - st0.standbacks;
 	if (in_all)
 		CALL(urel_win_unlock_all(w));
 	return t0;
@@ -148,13 +151,14 @@ static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps)
 static void lat(struct urel_win *w, int iters)
 {
 	double sum[OP_LOCK_PUT + 1] = { 0 };
-	uint64_t sleeps[OP_LOCK_PUT + 1] = { 0 }, drop;
+	uint64_t sleeps[OP_LOCK_PUT + 1] = { 0 }, standbacks[OP_LOCK_PUT + 1] = { 0 }, drop;
 	int n = iters / LAT_BLOCKS * LAT_BLOCKS;
 
 	for (int b = -1; b < LAT_BLOCKS; b++) {
 		for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
 			double t = wanted(op) ? lat_block(w, op, iters / LAT_BLOCKS,
-							  b >= 0 ? &sleeps[op] : &drop)
+							  b >= 0 ? &sleeps[op] : &drop,
+							  b >= 0 ? &standbacks[op] : &drop)
 					      : 0;
 
 			if (b >= 0)
@@ -169,8 +173,8 @@ static void lat(struct urel_win *w, int iters)
 	/* Not a result line (bench/run reads only those): where the time goes. */
 	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
 		if (wanted(op))
-			printf("osc_bench sleeps op=%s per_op=%.3f\n", op_name[op],
-			       (double)sleeps[op] / n);
+			printf("osc_bench sleeps op=%s per_op=%.3f standbacks=%.3f\n", op_name[op],
+			       (double)sleeps[op] / n, (double)standbacks[op] / n);
 	}
 }
 

@@ -120,6 +120,10 @@ struct urel_msg_stats {
 	 * progress): a wake-up lost. 0 unless the process is out of file
 	 * descriptors. */
 	uint64_t late_wakeups;
+	/* Since LIBUSNICREL_0.9: the progress thread's (progress_thread 1)
+	 * sleeps instead of a pass while the application made progress itself
+	 * (UREL_PROGRESS_STANDBACK_US, urel_msg_open(3)). */
+	uint64_t standbacks;
 };
 
 /* Fill *@st with the context's counters now. */

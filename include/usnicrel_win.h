@@ -173,6 +173,10 @@ struct urel_win_stats {
 	 * fetching operation, a lock...): each costs a wake-up when its answer
 	 * comes. Calls poll for UREL_OSC_SPIN_US first (usnicrel_win(7)). */
 	uint64_t sleeps;
+	/* Since LIBUSNICREL_0.9: the progress thread's sleeps instead of a
+	 * pass, while the application made progress itself
+	 * (UREL_PROGRESS_STANDBACK_US, usnicrel_win(7)). */
+	uint64_t standbacks;
 };
 int urel_win_stats(const struct urel_win *w, struct urel_win_stats *st);
 

@@ -53,7 +53,7 @@ int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*un
 	lock(lk);
 	ok = ready(arg);
 	if (!ok)
-		wk->sleepers++;
+		__atomic_fetch_add(&wk->sleepers, 1, __ATOMIC_RELAXED);
 	unlock(lk);
 	if (ok)
 		return 1;
@@ -64,7 +64,7 @@ int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*un
 	/* Done while we slept, and nobody woke us: a wake-up lost. */
 	if (!n && ok && !urel_waker_pending(wk))
 		__atomic_fetch_add(&wk->late_wakeups, 1, __ATOMIC_RELAXED);
-	if (!--wk->sleepers && wk->fd >= 0) {
+	if (__atomic_sub_fetch(&wk->sleepers, 1, __ATOMIC_RELAXED) == 0 && wk->fd >= 0) {
 		ssize_t got = read(wk->fd, &drain, sizeof(drain));
 
 		(void)got; /* -EAGAIN: nothing was pending */

@@ -19,7 +19,7 @@ struct urel_device;
 
 struct urel_waker {
 	int fd; /* eventfd; -1 (none left): sleepers wake by timeout only */
-	unsigned int sleepers; /* under the owner's lock */
+	unsigned int sleepers; /* changed under the owner's lock (atomic: read without it) */
 	uint64_t late_wakeups; /* atomic: sleeps that timed out on what was already done */
 	uint64_t sleeps; /* atomic: sleeps on the device */
 };
@@ -39,5 +39,10 @@ int urel_waker_sleep(struct urel_waker *wk, pthread_mutex_t *lock, struct urel_d
 int urel_waker_sleep_with(struct urel_waker *wk, void (*lock)(void *), void (*unlock)(void *),
 			  void *lk, struct urel_device *dev, bool (*ready)(void *arg), void *arg,
 			  int ms);
+/* Without the owner's lock, as a hint: whether a blocking call sleeps on the device now. */
+static inline bool urel_waker_busy(const struct urel_waker *wk)
+{
+	return __atomic_load_n(&wk->sleepers, __ATOMIC_RELAXED) != 0;
+}
 
 #endif

@@ -169,18 +169,30 @@ static int urel_msg_limits(struct urel_ep *ep, const struct urel_msg_attr *in,
 	return 0;
 }
 
-/* Progress while the application computes: sleep on the device, drain, repeat. */
+/*
+ * Progress while the application computes: sleep on the device, drain,
+ * repeat; stand back while the application makes progress itself.
+ */
 static void *urel_msg_progress_main(void *arg)
 {
 	struct urel_msg *m = arg;
+	struct urel_msg_watcher wt;
 
+	urel_msg_bg_look(m, &wt);
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		int n = urel_msg_progress(m);
+		int n;
 
+		if (urel_msg_bg_stand_back(m, &wt, false)) {
+			__atomic_fetch_add(&m->standbacks, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		n = urel_msg_progress_bg(m);
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
-		if (!n)
+		if (!n) {
+			urel_msg_bg_look(m, &wt);
 			urel_device_wait(m->dev, UREL_MSG_THREAD_SLEEP_MS);
+		}
 	}
 	return NULL;
 }
@@ -198,6 +210,8 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 		return -ENOMEM;
 	m->ep = ep;
 	ret = urel_msg_limits(ep, attr, &m->attr);
+	if (!ret)
+		ret = urel_msg_standback_us(&m->standback_us);
 	if (!ret)
 		ret = urel_msg_window_size(&m->rndv_win);
 	if (!ret)
@@ -730,7 +744,7 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
  * progress anything else meanwhile), also one of each context holding
  * windows while sends of ours wait for pinned memory (pins.c).
  */
-int urel_msg_progress_one(struct urel_msg *m, bool help)
+static int urel_msg_pass(struct urel_msg *m, bool help)
 {
 	unsigned long gen;
 	uint64_t now;
@@ -764,6 +778,23 @@ int urel_msg_progress_one(struct urel_msg *m, bool help)
 	if (help)
 		urel_msg_pins_help(m);
 	return n;
+}
+
+int urel_msg_progress_one(struct urel_msg *m, bool help)
+{
+	/*
+	 * Counted for the progress threads (urel_msg_bg_stand_back()): only
+	 * whether it moves matters, so two threads' racing increments may
+	 * lose one; no locked instruction in the poll loop.
+	 */
+	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	return urel_msg_pass(m, help);
+}
+
+int urel_msg_progress_bg(struct urel_msg *m)
+{
+	return urel_msg_pass(m, false);
 }
 
 /*

@@ -35,6 +35,7 @@
 #include "../waker.h"
 #include "lock.h"
 #include "match.h"
+#include "standback.h"
 
 enum {
 	UREL_MSG_OP_EAGER = 1,
@@ -227,6 +228,22 @@ struct urel_msg {
 	uint64_t pin_waits; /* sends that began waiting to register a window */
 	uint64_t pin_failures; /* sends failed: nothing pinned anywhere to wait for */
 	struct urel_waker waker; /* blocking calls asleep on the device (sleepers under lock) */
+	/*
+	 * Progress passes of the application's threads, never of a progress
+	 * thread (atomic): while they move, a progress thread stands back
+	 * (urel_msg_bg_stand_back()).
+	 */
+	uint64_t app_polls;
+	uint32_t standback_us; /* UREL_PROGRESS_STANDBACK_US; 0: never stand back */
+	uint64_t standbacks; /* of this context's progress thread (atomic) */
+};
+
+/* struct urel_msg_stats up to LIBUSNICREL_0.8 (stats.c). */
+struct urel_msg_stats_v08 {
+	uint64_t unexpected, unexpected_bytes, unexpected_peak_bytes;
+	uint64_t early, early_bytes;
+	uint64_t dropped, peers_failed, keepalives, deferred;
+	uint64_t late_wakeups;
 };
 
 /* struct urel_msg_stats up to LIBUSNICREL_0.7 (ctx.c). */

@@ -15,6 +15,7 @@
 
 #include "../group.h"
 #include "../internal.h"
+#include "../msg/standback.h"
 #include "osc.h"
 
 /*
@@ -88,20 +89,33 @@ static bool urel_osc_thread_wanted(void)
 /*
  * Passive target: lock requests and accumulates wait for the target's
  * progress, which a target that computes never makes. This thread makes
- * it: it sleeps on the device until something arrives and drains it.
+ * it: it sleeps on the device until something arrives and drains it. While
+ * the application makes progress itself (an origin polling in a flush, a
+ * target asleep in a blocking call), it stands back: sleeps without
+ * touching the device or the locks, and looks again (urel_msg_bg_stand_back()).
  */
 static void *urel_osc_progress_main(void *arg)
 {
 	struct urel_osc_ctx *c = arg;
+	struct urel_msg_watcher wt;
 
+	urel_msg_bg_look(c->m, &wt);
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		int n = urel_msg_progress(c->m);
+		int n;
 
+		if (urel_msg_bg_stand_back(c->m, &wt, urel_waker_busy(&c->waker))) {
+			__atomic_fetch_add(&c->standbacks, 1, __ATOMIC_RELAXED);
+			urel_osc_watch(c); /* the application's calls never watch holders */
+			continue;
+		}
+		n = urel_msg_progress_bg(c->m);
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
 		urel_osc_watch(c);
-		if (!n)
+		if (!n) {
+			urel_msg_bg_look(c->m, &wt);
 			urel_device_wait(c->dev, UREL_OSC_THREAD_SLEEP_MS);
+		}
 	}
 	return NULL;
 }

@@ -359,6 +359,7 @@ struct urel_osc_ctx {
 	uint64_t acc_waits; /* accumulates that waited for a credit */
 	uint64_t locks_reclaimed; /* locks here released for origins that died */
 	uint64_t lock_fast; /* locks taken on a target's lock word */
+	uint64_t standbacks; /* the progress thread's, atomic (urel_msg_bg_stand_back()) */
 	uint64_t last_watch_ms; /* holders last pinged (urel_osc_watch) */
 	uint32_t acc_credits;
 	/* Progress thread (UREL_OSC_PROGRESS_THREAD): serves targets that compute. */
@@ -481,6 +482,17 @@ bool urel_osc_is_lazy(const struct urel_win *w, int target);
 /* Under c->lock: lazy, and the first operation rides in the lock request (no lock word). */
 bool urel_osc_piggy_first(const struct urel_win *w, int target);
 void urel_osc_forget_regions(struct urel_win *w);
+
+/* struct urel_win_stats of LIBUSNICREL_0.8 (win.c). */
+struct urel_win_stats_v08 {
+	uint64_t dropped, deferred;
+	uint64_t lock_piggy, lock_queued, lock_discarded;
+	uint64_t acc_waits;
+	uint64_t locks_reclaimed;
+	uint64_t lock_fast;
+	uint64_t late_wakeups;
+	uint64_t sleeps;
+};
 
 /* struct urel_win_stats up to LIBUSNICREL_0.7 (win.c). */
 struct urel_win_stats_v06 {

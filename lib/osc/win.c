@@ -402,17 +402,18 @@ UREL_API int urel_win_free(struct urel_win *w)
 	return ret;
 }
 
-UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v09(const struct urel_win *w, struct urel_win_stats *st);
+UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats_v08 *st);
 UREL_API int urel_win_stats_v06(const struct urel_win *w, struct urel_win_stats_v06 *st);
 UREL_API int urel_win_stats_v05(const struct urel_win *w, struct urel_win_stats_v05 *st);
 UREL_API int urel_win_stats_v03(const struct urel_win *w, struct urel_win_stats_v03 *st);
 
 /*
  * LIBUSNICREL_0.5 added lock_fast at the end of struct urel_win_stats,
- * LIBUSNICREL_0.6 late_wakeups, LIBUSNICREL_0.8 sleeps.
+ * LIBUSNICREL_0.6 late_wakeups, LIBUSNICREL_0.8 sleeps, LIBUSNICREL_0.9 standbacks.
  */
-__asm__(".symver urel_win_stats_v08, urel_win_stats@@LIBUSNICREL_0.8");
-UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats *st)
+__asm__(".symver urel_win_stats_v09, urel_win_stats@@LIBUSNICREL_0.9");
+UREL_API int urel_win_stats_v09(const struct urel_win *w, struct urel_win_stats *st)
 {
 	if (!w || !st)
 		return -EINVAL;
@@ -426,6 +427,7 @@ UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats 
 	st->lock_fast = __atomic_load_n(&w->ctx->lock_fast, __ATOMIC_RELAXED);
 	st->late_wakeups = __atomic_load_n(&w->ctx->waker.late_wakeups, __ATOMIC_RELAXED);
 	st->sleeps = __atomic_load_n(&w->ctx->waker.sleeps, __ATOMIC_RELAXED);
+	st->standbacks = __atomic_load_n(&w->ctx->standbacks, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -437,10 +439,17 @@ static int urel_win_stats_prefix(const struct urel_win *w, void *st, size_t size
 
 	if (!st)
 		return -EINVAL;
-	ret = urel_win_stats_v08(w, &all);
+	ret = urel_win_stats_v09(w, &all);
 	if (!ret)
 		memcpy(st, &all, size);
 	return ret;
+}
+
+/* Programs linked against 0.8 pass the struct without standbacks. */
+__asm__(".symver urel_win_stats_v08, urel_win_stats@LIBUSNICREL_0.8");
+UREL_API int urel_win_stats_v08(const struct urel_win *w, struct urel_win_stats_v08 *st)
+{
+	return urel_win_stats_prefix(w, st, sizeof(*st));
 }
 
 /* Programs linked against 0.6 or 0.7 pass the struct without sleeps. */

@@ -35,8 +35,8 @@ cc -std=c11 -Wall -Werror -o "$dest/prog" "$dest/prog.c" $(pkg-config --cflags -
 LD_LIBRARY_PATH=$lib "$dest/prog"
 readelf -d "$dest/prog" | grep -q 'NEEDED.*libusnicrel.so.0'
 # A program linked against the current header binds urel_win_stats to
-# LIBUSNICREL_0.8 (struct with sleeps); older ones keep the 0.6, 0.5 or
-# 0.3 entry, which fills only the struct they were built with.
+# LIBUSNICREL_0.9 (struct with standbacks); older ones keep the 0.8, 0.6,
+# 0.5 or 0.3 entry, which fills only the struct they were built with.
 # (Output captured first: grep -q closing the pipe early fails readelf
 # with SIGPIPE under pipefail.)
 syms=$(readelf -W --dyn-syms "$lib/libusnicrel.so")
@@ -46,13 +46,17 @@ grep -q 'urel_win_stats@LIBUSNICREL_0\.5$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.5 missing"; exit 1; }
 grep -q 'urel_win_stats@LIBUSNICREL_0\.6$' <<<"$syms" ||
 	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.6 missing"; exit 1; }
-grep -q 'urel_win_stats@@LIBUSNICREL_0\.8$' <<<"$syms" ||
-	{ echo "check_install: urel_win_stats@@LIBUSNICREL_0.8 missing"; exit 1; }
-# Likewise urel_msg_stats: LIBUSNICREL_0.8 (late_wakeups) for new programs, 0.2 kept.
+grep -q 'urel_win_stats@LIBUSNICREL_0\.8$' <<<"$syms" ||
+	{ echo "check_install: urel_win_stats@LIBUSNICREL_0.8 missing"; exit 1; }
+grep -q 'urel_win_stats@@LIBUSNICREL_0\.9$' <<<"$syms" ||
+	{ echo "check_install: urel_win_stats@@LIBUSNICREL_0.9 missing"; exit 1; }
+# Likewise urel_msg_stats: LIBUSNICREL_0.9 (standbacks) for new programs, 0.8 and 0.2 kept.
 grep -q 'urel_msg_stats@LIBUSNICREL_0\.2$' <<<"$syms" ||
 	{ echo "check_install: urel_msg_stats@LIBUSNICREL_0.2 missing"; exit 1; }
-grep -q 'urel_msg_stats@@LIBUSNICREL_0\.8$' <<<"$syms" ||
-	{ echo "check_install: urel_msg_stats@@LIBUSNICREL_0.8 missing"; exit 1; }
+grep -q 'urel_msg_stats@LIBUSNICREL_0\.8$' <<<"$syms" ||
+	{ echo "check_install: urel_msg_stats@LIBUSNICREL_0.8 missing"; exit 1; }
+grep -q 'urel_msg_stats@@LIBUSNICREL_0\.9$' <<<"$syms" ||
+	{ echo "check_install: urel_msg_stats@@LIBUSNICREL_0.9 missing"; exit 1; }
 cat >"$dest/stats.c" <<'C'
 #include <usnicrel.h>
 #include <usnicrel_msg.h>
@@ -69,10 +73,10 @@ C
 cc -std=c11 -Wall -Werror -o "$dest/stats" "$dest/stats.c" $(pkg-config --cflags --libs libusnicrel)
 LD_LIBRARY_PATH=$lib "$dest/stats"
 syms=$(readelf -W --dyn-syms "$dest/stats")
-grep -q 'urel_win_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
-	{ echo "check_install: a new program does not bind urel_win_stats@LIBUSNICREL_0.8"; exit 1; }
-grep -q 'urel_msg_stats@LIBUSNICREL_0\.8' <<<"$syms" ||
-	{ echo "check_install: a new program does not bind urel_msg_stats@LIBUSNICREL_0.8"; exit 1; }
+grep -q 'urel_win_stats@LIBUSNICREL_0\.9' <<<"$syms" ||
+	{ echo "check_install: a new program does not bind urel_win_stats@LIBUSNICREL_0.9"; exit 1; }
+grep -q 'urel_msg_stats@LIBUSNICREL_0\.9' <<<"$syms" ||
+	{ echo "check_install: a new program does not bind urel_msg_stats@LIBUSNICREL_0.9"; exit 1; }
 # The libfabric provider lands in libfabric's own provider directory, and
 # libfabric finds it there.
 provdir=$(pkg-config --variable=libdir libfabric)/libfabric
