@@ -8,6 +8,7 @@
 #include <linux/ktime.h>
 
 #include "conn.h"
+#include "fault.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -162,4 +163,68 @@ size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	if (!usnic_rel_wire_build(buf, size, &pkt))
 		return 0;
 	return hlen + pkt.payload_len;
+}
+
+/*
+ * Of the channels in @chans, those that still owe an ACK: the first one's
+ * is built into @buf (its channel in *@chan), to be sent by the caller from
+ * softirq once conn->lock is dropped (usnic_rel_ack_xmit_softirq()), without
+ * waking the work item. The others, and any when a fault is set up (the
+ * work item injects it) or the socket cannot be used from softirq, are left
+ * to the work item as before. Returns the ACK's length, or 0. Caller holds
+ * conn->lock, in softirq.
+ */
+size_t usnic_rel_ack_take_inline(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer,
+				 unsigned long chans, void *buf, size_t size,
+				 unsigned int *chan)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	unsigned int i;
+	size_t len = 0;
+
+	for_each_set_bit(i, &chans, USNIC_REL_NR_CHANS) {
+		if (!conn->chan[i].ack_pending)
+			continue;
+		if (!len && conn->state == USNIC_REL_CONN_ACTIVE &&
+		    !usnic_rel_fault_tx_configured(ep) &&
+		    usnic_rel_socket_softirq_ok(ep)) {
+			len = usnic_rel_ack_build(ep, peer, i, buf, size);
+			*chan = i;
+			if (len)
+				continue;
+		}
+		usnic_rel_tx_work_kick(peer);
+	}
+	return len;
+}
+
+/*
+ * Send the standalone ACK of @chan that usnic_rel_ack_build() put in @buf,
+ * from the receive softirq of @sk, the endpoint's socket (as the answers of
+ * usnic_rel_xmit_softirq()). One that cannot leave is owed again, to the
+ * work item.
+ */
+void usnic_rel_ack_xmit_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				const void *buf, size_t len)
+{
+	struct usnic_rel_conn *conn = &peer->conn;
+	int ret;
+
+	trace_usnic_rel_tx(ep->debug_id, peer->handle, buf, len);
+	ret = usnic_rel_socket_send_softirq(ep, sk, &peer->route, &peer->addr,
+					    buf, len);
+	if (!ret) {
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_PACKETS, 1);
+		usnic_rel_count(ep, USNIC_REL_CNT_TX_BYTES, len);
+		usnic_rel_count(ep, USNIC_REL_CNT_ACKS_STANDALONE, 1);
+		usnic_rel_count(ep, USNIC_REL_CNT_ACKS_INLINE, 1);
+		return;
+	}
+	usnic_rel_count(ep, USNIC_REL_CNT_TX_ERRORS, 1);
+	spin_lock(&conn->lock);
+	conn->chan[chan].ack_pending = true;
+	usnic_rel_tx_work_kick(peer);
+	spin_unlock(&conn->lock);
 }

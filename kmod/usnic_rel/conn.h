@@ -177,6 +177,9 @@ struct usnic_rel_conn {
 	/* The receive path tries to send a new answer itself (rdma.c). */
 	bool resp_kick_held;		/* queueing one does not kick tx_work */
 	bool resp_kick_owed;		/* ... and one was queued meanwhile */
+	/* It sends an ACK owed at once itself too (receive.c). */
+	bool ack_kick_held;		/* an ACK owed now does not kick tx_work */
+	u8 ack_kick_owed;		/* ... channels (bits) that owe one meanwhile */
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];

@@ -668,9 +668,12 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 	enum usnic_rel_drop_reason reason;
 	struct usnic_rel_peer *peer;
 	struct usnic_rel_conn *conn;
+	u8 ack[USNIC_REL_ACK_MAX_LEN];
 	struct usnic_rel_txbuf *answer = NULL;
+	unsigned int ack_chan = 0;
 	struct usnic_rel_ep *ep;
 	struct usnic_rel_pkt pkt;
+	size_t ack_len = 0;
 	bool kept = false;
 
 	ep = rcu_dereference_sk_user_data(sk);
@@ -730,13 +733,23 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 		usnic_rel_trace_rx_seq(ep, peer, &pkt, skb->len);
 	if (pkt.flags & USNIC_REL_F_ACK)
 		usnic_rel_ack_rx(ep, peer, &pkt);
-	if (pkt.type != USNIC_REL_PKT_ACK)
+	if (pkt.type != USNIC_REL_PKT_ACK) {
+		conn->ack_kick_held = true;
 		kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb, &answer);
+		conn->ack_kick_held = false;
+		/* ACKs it made owed at once: an answer may have carried one. */
+		ack_len = usnic_rel_ack_take_inline(ep, peer,
+						    conn->ack_kick_owed, ack,
+						    sizeof(ack), &ack_chan);
+		conn->ack_kick_owed = 0;
+	}
 unlock:
 	spin_unlock(&conn->lock);
 	/* RCU keeps the peer, and the socket (its release waits for a grace period). */
 	if (answer)
 		usnic_rel_xmit_softirq(ep, sk, peer, answer);
+	if (ack_len)
+		usnic_rel_ack_xmit_softirq(ep, sk, peer, ack_chan, ack, ack_len);
 	if (kept)
 		return 0;
 	consume_skb(skb);

@@ -880,8 +880,7 @@ static bool usnic_rel_retransmit(struct usnic_rel_ep *ep,
 static void usnic_rel_send_acks(struct usnic_rel_ep *ep,
 				struct usnic_rel_peer *peer)
 {
-	u8 buf[sizeof(struct usnic_rel_hdr) + USNIC_REL_WIRE_SACK_BLOCKS *
-	       sizeof(struct usnic_rel_sack_block)];
+	u8 buf[USNIC_REL_ACK_MAX_LEN];
 	struct usnic_rel_conn *conn = &peer->conn;
 	unsigned int chan;
 	size_t len;

@@ -83,6 +83,7 @@ int usnic_rel_socket_open(struct usnic_rel_ep *ep,
 	setup_udp_tunnel_sock(ep->net, sock, &tcfg);
 	ep->port = ntohs(inet_sk(sock->sk)->inet_sport);
 	ep->sock = sock;
+	rcu_assign_pointer(ep->sk_rcu, sock->sk);
 	return 0;
 }
 
@@ -96,6 +97,8 @@ void usnic_rel_socket_close(struct usnic_rel_ep *ep)
 {
 	if (!ep->sock)
 		return;
+	/* UDP frees its sockets after a grace period (SOCK_RCU_FREE). */
+	RCU_INIT_POINTER(ep->sk_rcu, NULL);
 	udp_tunnel_sock_release(ep->sock);
 	ep->sock = NULL;
 }

@@ -23,6 +23,7 @@
 
 #include "conn.h"
 #include "usnic_rel.h"
+#include "wire.h"
 
 /* Slack of the reorder timer: a tenth of a fast LAN's round trip. */
 #define USNIC_REL_REO_SLACK_NS	(10 * NSEC_PER_USEC)
@@ -314,15 +315,40 @@ out:
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The delayed ACK is due: sent from this softirq as the receive path sends
+ * those owed at once, through the endpoint's socket while it has one.
+ */
 static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 {
 	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
 						   conn.ack_timer);
+	struct usnic_rel_conn *conn = &peer->conn;
+	struct usnic_rel_ep *ep = peer->ep;
+	unsigned long chans = 0;
+	u8 ack[USNIC_REL_ACK_MAX_LEN];
+	unsigned int i, chan = 0;
+	struct sock *sk;
+	size_t len;
 
-	spin_lock(&peer->conn.lock);
-	usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
-	usnic_rel_tx_work_kick(peer);
-	spin_unlock(&peer->conn.lock);
+	rcu_read_lock();
+	sk = rcu_dereference(ep->sk_rcu);
+	spin_lock(&conn->lock);
+	usnic_rel_count(ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		if (conn->chan[i].ack_pending)
+			chans |= BIT(i);
+	if (sk) {
+		len = usnic_rel_ack_take_inline(ep, peer, chans, ack,
+						sizeof(ack), &chan);
+	} else {
+		len = 0;
+		usnic_rel_tx_work_kick(peer);
+	}
+	spin_unlock(&conn->lock);
+	if (len)
+		usnic_rel_ack_xmit_softirq(ep, sk, peer, chan, ack, len);
+	rcu_read_unlock();
 	return HRTIMER_NORESTART;
 }
 
@@ -337,7 +363,10 @@ void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
 
 	conn->chan[chan].ack_pending = true;
 	if (now) {
-		usnic_rel_tx_work_kick(peer);
+		if (conn->ack_kick_held)
+			conn->ack_kick_owed |= BIT(chan);
+		else
+			usnic_rel_tx_work_kick(peer);
 		return;
 	}
 	if (conn->state != USNIC_REL_CONN_REMOVED &&

@@ -154,6 +154,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_RESP_INLINE,	/* answers sent from the receive softirq */
 	USNIC_REL_CNT_RDMA_RESP_DEFERRED, /* ... sent by the connection's work item */
 	USNIC_REL_CNT_TX_WORK_RUNS,	/* runs of the connections' work items */
+	USNIC_REL_CNT_ACKS_INLINE,	/* of acks_standalone: sent from the receive softirq */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -238,6 +239,7 @@ struct usnic_rel_ep {
 	struct mutex tx_lock;		/* send rings, socket use, dead */
 	bool dead;			/* destroyed: no more sends (tx_lock) */
 	struct socket *sock;		/* NULL once released (tx_lock) */
+	struct sock __rcu *sk_rcu;	/* its sk for softirq senders; NULL before release */
 	struct net *net;		/* ctx->net, referenced by the context */
 
 	spinlock_t rx_lock;		/* free ring, CQ, cq_reserved */
@@ -465,6 +467,13 @@ void usnic_rel_pkt_init(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			struct usnic_rel_pkt *pkt, u8 type, unsigned int chan);
 size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   unsigned int chan, void *buf, size_t size);
+size_t usnic_rel_ack_take_inline(struct usnic_rel_ep *ep,
+				 struct usnic_rel_peer *peer,
+				 unsigned long chans, void *buf, size_t size,
+				 unsigned int *chan);
+void usnic_rel_ack_xmit_softirq(struct usnic_rel_ep *ep, struct sock *sk,
+				struct usnic_rel_peer *peer, unsigned int chan,
+				const void *buf, size_t len);
 
 /* rdma.c */
 int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur);

@@ -118,6 +118,11 @@ struct usnic_rel_pkt {
 	};
 };
 
+/* The longest standalone ACK: its header and every SACK block it may carry. */
+#define USNIC_REL_ACK_MAX_LEN \
+	(sizeof(struct usnic_rel_hdr) + \
+	 USNIC_REL_WIRE_SACK_BLOCKS * sizeof(struct usnic_rel_sack_block))
+
 /* Block @i of the SACK blocks at @blocks (wire order, any alignment). */
 static inline void usnic_rel_sack_block_get(const void *blocks, u32 i,
 					    u32 *start, u32 *len)

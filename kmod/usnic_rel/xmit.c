@@ -514,9 +514,12 @@ bool usnic_rel_socket_softirq_ok(struct usnic_rel_ep *ep)
 }
 
 /*
- * usnic_rel_socket_send() from the receive softirq of @sk, the endpoint's
- * socket, which stays while it runs: no tx_lock, a GFP_ATOMIC skb. The
- * caller checked usnic_rel_socket_softirq_ok().
+ * usnic_rel_socket_send() from softirq, under RCU, on @sk, the endpoint's
+ * socket (the one a datagram arrived on, or ep->sk_rcu): no tx_lock, a
+ * GFP_ATOMIC skb. UDP frees a socket only after a grace period, but the
+ * endpoint may be releasing it meanwhile: a reference, taken only while it
+ * has one, keeps it until the skb is charged to it. The caller checked
+ * usnic_rel_socket_softirq_ok().
  */
 int usnic_rel_socket_send_softirq(struct usnic_rel_ep *ep, struct sock *sk,
 				  struct usnic_rel_route *r,
@@ -525,11 +528,17 @@ int usnic_rel_socket_send_softirq(struct usnic_rel_ep *ep, struct sock *sk,
 {
 	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
 	struct sk_buff *skb;
+	int ret = -EAGAIN;
 
+	if (!refcount_inc_not_zero(&sk->sk_refcnt))
+		return -ESHUTDOWN;
 	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf))
-		return -EAGAIN;
+		goto out;
+	ret = -ENOBUFS;
 	skb = usnic_rel_xmit_skb(sk, &vec, 1, len, GFP_ATOMIC);
-	if (!skb)
-		return -ENOBUFS;
-	return usnic_rel_xmit_route(ep, sk, r, to, skb);
+	if (skb)
+		ret = usnic_rel_xmit_route(ep, sk, r, to, skb);
+out:
+	sock_put(sk);
+	return ret;
 }

@@ -78,7 +78,8 @@ static void print_counters(const char *who, struct urt_ep *ep)
 		"rx_out_of_window", "rx_no_buf",       "rx_bad_ack",
 		"rx_bad_header",    "peers_dead",      "cwnd_fast_recoveries",
 		"cwnd_timeouts",    "tx_errors",       "tx_local_resends",
-		"tx_gso_fallbacks", "retx_spurious",
+		"tx_gso_fallbacks", "retx_spurious",   "acks_inline",
+		"tx_work_runs",
 	};
 
 	printf("%s counters:", who);
@@ -157,6 +158,27 @@ static void check_faults(const char *who, struct urt_ep *ep)
 		if (fault_on[k])
 			URT_CHECK(n > 0);
 	}
+}
+
+/*
+ * The receiver's ACKs owed at once (every few packets, a gap, a duplicate)
+ * leave from its receive softirq; with a fault set up on its endpoint they
+ * go through the work item, which injects faults. (xmit_nomem is applied
+ * by the sender only.)
+ */
+static void check_inline_acks(struct urt_ep *ep, uint32_t count)
+{
+	long long inl = urt_counter(ep->info.debug_id, "acks_inline");
+	long long alone = urt_counter(ep->info.debug_id, "acks_standalone");
+	bool faults = false;
+
+	for (int k = 0; k < NR_FAULTS; k++)
+		faults |= k != F_XMIT_NOMEM && fault_on[k];
+	URT_CHECK(inl >= 0 && inl <= alone);
+	if (faults)
+		URT_CHECK_EQ(inl, 0);
+	else if (count >= 100)
+		URT_CHECK(inl > 0);
 }
 
 /*
@@ -259,6 +281,7 @@ static int run_rx(struct urt_ep *ep, uint32_t peer, uint32_t count)
 	URT_CHECK_EQ(bad, 0);
 	print_counters("rx", ep);
 	check_faults("rx", ep);
+	check_inline_acks(ep, count);
 	return 0;
 }
 
