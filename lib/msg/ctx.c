@@ -452,6 +452,29 @@ void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r)
 }
 
 /*
+ * What memset() would do to the fields before rndv (the rest is rendezvous
+ * state, still zero after a tiny or eager message), in fixed-size stores:
+ * a length chosen at run time costs a string instruction per 8 bytes.
+ */
+static void urel_msg_req_clear_head(struct urel_msg_req *r)
+{
+	r->e = (struct urel_match_entry){ 0 };
+	r->next = r->prev = NULL;
+	r->kind = 0;
+	r->done = false;
+	r->listed = false;
+	r->st = (struct urel_msg_status){ 0 };
+	r->id = 0;
+	r->peer = 0;
+	r->buf = NULL;
+	r->cap = 0;
+}
+/* A field added before rndv must be cleared above too. */
+_Static_assert(offsetof(struct urel_msg_req, cap) + sizeof(size_t) ==
+		       offsetof(struct urel_msg_req, rndv),
+	       "urel_msg_req_clear_head() covers the fields before rndv");
+
+/*
  * A zeroed request of @m, on the live list already (a spare reused stays
  * there; a new one is put there): the caller need not link it, and on an
  * error path forgets and frees it. Reaped requests become spares only
@@ -467,10 +490,10 @@ struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m)
 	if (r) {
 		m->spare = r->rnext;
 		m->nspare--;
-		/* Half the struct is rendezvous state, still zero after a tiny or eager message. */
-		memset(r, 0,
-		       r->tail_used ? offsetof(struct urel_msg_req, lnext)
-				    : offsetof(struct urel_msg_req, rndv));
+		if (r->tail_used)
+			memset(r, 0, offsetof(struct urel_msg_req, lnext));
+		else
+			urel_msg_req_clear_head(r);
 		r->m = m;
 		return r;
 	}
@@ -553,12 +576,22 @@ int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const
 	return urel_msg_post_imm(m, peer, chan, hdr, hlen, data, dlen, 0, done_req);
 }
 
-/* Post now, or queue behind sends already waiting for room; under m->lock. */
 int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
 		      struct urel_msg_req *done_req)
 {
-	struct urel_msg_peer *pp = peer < m->npeers ? m->peers[peer] : NULL;
+	return urel_msg_post_to(m, peer < m->npeers ? m->peers[peer] : NULL, peer, chan, hdr, hlen,
+				data, dlen, imm, done_req);
+}
+
+/*
+ * Post now, or queue behind sends already waiting for room; under m->lock.
+ * @pp is @peer's state, if it has any (a sender has looked it up already).
+ */
+int urel_msg_post_to(struct urel_msg *m, struct urel_msg_peer *pp, urel_peer_t peer,
+		     unsigned int chan, const void *hdr, size_t hlen, const void *data, size_t dlen,
+		     uint64_t imm, struct urel_msg_req *done_req)
+{
 	struct urel_msg_pending *p;
 	int ret;
 

@@ -270,6 +270,9 @@ int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const
 int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		      size_t hlen, const void *data, size_t dlen, uint64_t imm,
 		      struct urel_msg_req *done_req);
+int urel_msg_post_to(struct urel_msg *m, struct urel_msg_peer *pp, urel_peer_t peer,
+		     unsigned int chan, const void *hdr, size_t hlen, const void *data, size_t dlen,
+		     uint64_t imm, struct urel_msg_req *done_req);
 void urel_msg_list_add(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_list_del(struct urel_msg_list *l, struct urel_msg_req *r);
 void urel_msg_wake(struct urel_msg *m);

@@ -37,7 +37,8 @@ UREL_API int urel_msg_test(struct urel_msg_req *r, struct urel_msg_status *st)
 	/* A request already done needs no progress pass (a tiny send is done when posted). */
 	done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
 	if (!done) {
-		ret = urel_msg_progress(m);
+		/* urel_msg_progress() without its PLT entry: @m is known valid here. */
+		ret = urel_msg_progress_one(m, false);
 		if (ret < 0)
 			return ret;
 		done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);

@@ -103,12 +103,6 @@ static void urel_msg_send_init(struct urel_msg_req *r, urel_peer_t peer, size_t 
 	r->st.data = data;
 }
 
-UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
-			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
-{
-	return urel_msg_isend_data(m, peer, buf, len, tag, 0, flags, reqp);
-}
-
 /*
  * A tiny or eager send to another process: the common case, kept apart
  * from the rendezvous and self paths so that it stays short. Its request
@@ -146,8 +140,8 @@ static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void
 	memcpy(hdr, &h, sizeof(h));
 	urel_msg_put64(hdr + sizeof(h), tag);
 	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
-	ret = urel_msg_post_imm(m, peer, len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
-				hdr, sizeof(hdr), buf, len, data, sync ? NULL : r);
+	ret = urel_msg_post_to(m, p, peer, len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA,
+			       hdr, sizeof(hdr), buf, len, data, sync ? NULL : r);
 	if (ret) {
 		/* Refused outright (nothing queued after it): the sequence number is free again. */
 		p->tx_seq = seq;
@@ -164,9 +158,10 @@ err:
 	return ret;
 }
 
-UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
-				 uint64_t tag, uint64_t data, unsigned int flags,
-				 struct urel_msg_req **reqp)
+/* Both public sends; not one calling the other, which would go through the PLT. */
+static int urel_msg_isend_any(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			      uint64_t tag, uint64_t data, unsigned int flags,
+			      struct urel_msg_req **reqp)
 {
 	unsigned char hdr[UREL_MSG_RTS_HDR];
 	bool sync = flags & UREL_MSG_SYNC;
@@ -251,4 +246,17 @@ err:
 		urel_mr_dereg(r->mr);
 	free(r);
 	return ret;
+}
+
+UREL_API int urel_msg_isend(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			    uint64_t tag, unsigned int flags, struct urel_msg_req **reqp)
+{
+	return urel_msg_isend_any(m, peer, buf, len, tag, 0, flags, reqp);
+}
+
+UREL_API int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+				 uint64_t tag, uint64_t data, unsigned int flags,
+				 struct urel_msg_req **reqp)
+{
+	return urel_msg_isend_any(m, peer, buf, len, tag, data, flags, reqp);
 }

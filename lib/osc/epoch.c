@@ -58,6 +58,21 @@ static bool urel_osc_ordered(struct urel_win *w, void *arg)
 	return true;
 }
 
+/*
+ * Wait for what must be answered before @target's word release. Nothing
+ * such (the common case: only puts): no wait at all, so that the puts
+ * posted without a doorbell leave with the release, in one kernel pass.
+ */
+static int urel_osc_wait_ordered(struct urel_win *w, int target)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	ok = urel_osc_ordered(w, &target);
+	pthread_mutex_unlock(&w->ctx->lock);
+	return ok ? 0 : urel_osc_wait_one(w, target, urel_osc_ordered, &target);
+}
+
 int urel_osc_take_err(struct urel_win *w, int scope)
 {
 	int ret = 0;
@@ -308,8 +323,7 @@ UREL_API int urel_win_unlock(struct urel_win *w, int target)
 	if (ret)
 		return ret;
 	/* The word's release follows the puts in order: only the rest first. */
-	err = word ? urel_osc_wait_one(w, target, urel_osc_ordered, &target)
-		   : urel_osc_flush_targets(w, target);
+	err = word ? urel_osc_wait_ordered(w, target) : urel_osc_flush_targets(w, target);
 	pthread_mutex_lock(&w->ctx->lock);
 	lazy = t->lazy;
 	t->lazy = false;

@@ -256,23 +256,23 @@ int urel_osc_word_unlock(struct urel_win *w, int target)
 int urel_osc_word_epoch(struct urel_win *w, int target)
 {
 	bool shared = w->t[target].lock == UREL_WIN_LOCK_SHARED;
-	uint64_t me = shared ? UREL_OSC_LW_READER(w->rank) : UREL_OSC_LW_OWNER(w->rank), old[2];
-	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = me },
-					  { .compare = me, .swap = 0 } };
+	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = 0 } };
+	uint64_t old[2];
 	int ret;
 
 	/*
-	 * An empty epoch: take and release in one round trip, the two swaps
-	 * applied in order. If the first fails so does the second (the word
-	 * never holds just our bit unless we put it there).
+	 * An empty epoch: one swap that changes nothing, answered once the
+	 * target applied everything before it. A word free then (for a shared
+	 * epoch, holding only readers) means the lock was ours at that instant:
+	 * the epoch took and gave it back there, between everyone else's,
+	 * without a release to send or to wait for. Held or marked: the
+	 * manager queues us.
 	 */
-	ret = urel_osc_word_run(w, target, op, 2, old);
+	ret = urel_osc_word_run(w, target, op, 1, old);
 	if (ret)
 		return ret;
-	if (old[0])
+	if (old[0] && !(shared && urel_osc_lw_readers_only(old[0])))
 		return 1;
 	__atomic_fetch_add(&w->ctx->lock_fast, 1, __ATOMIC_RELAXED);
-	if (shared)
-		return old[1] == me ? 0 : urel_osc_word_unshare(w, target, old[1]);
-	return urel_osc_word_released(w, target, old[1]);
+	return 0;
 }

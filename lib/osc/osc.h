@@ -461,7 +461,7 @@ int urel_osc_word_unlock(struct urel_win *w, int target);
  * (release it); 0: not held.
  */
 int urel_osc_word_settle(struct urel_win *w, int target);
-/* Take and release at once (an empty epoch): 0 done, 1 held by another, or an error. */
+/* An empty epoch's turn in one swap: 0 done, 1 held by another, or an error. */
 int urel_osc_word_epoch(struct urel_win *w, int target);
 
 /* epoch.c */
