@@ -201,9 +201,9 @@ size_t usnic_rel_ack_take_inline(struct usnic_rel_ep *ep,
 
 /*
  * Send the standalone ACK of @chan that usnic_rel_ack_build() put in @buf,
- * from the receive softirq of @sk, the endpoint's socket (as the answers of
- * usnic_rel_xmit_softirq()). One that cannot leave is owed again, to the
- * work item.
+ * from softirq (the receive path's or the delayed-ACK timer's) on @sk, the
+ * endpoint's socket, as usnic_rel_xmit_softirq() sends answers. One that
+ * cannot leave is owed again, to the work item.
  */
 void usnic_rel_ack_xmit_softirq(struct usnic_rel_ep *ep, struct sock *sk,
 				struct usnic_rel_peer *peer, unsigned int chan,
