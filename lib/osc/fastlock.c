@@ -39,7 +39,7 @@ static bool urel_osc_word_done(struct urel_win *w, void *arg)
 	const struct urel_osc_word_op *op = arg;
 
 	(void)w;
-	return op[0].done && op[1].done;
+	return op->done;
 }
 
 static bool urel_osc_word_unlocked(struct urel_win *w, void *arg)
@@ -48,48 +48,40 @@ static bool urel_osc_word_unlocked(struct urel_win *w, void *arg)
 }
 
 /*
- * Post @n swaps of @want (in order on one channel) and wait for all; the
- * first failure. Their outcome lands in the target's state, not on our
- * stack: a wait that fails leaves them in flight.
+ * Post the swap @want and wait for it; its old value in *@old. Its outcome
+ * lands in the target's state, not on our stack: a wait that fails leaves
+ * it in flight.
  */
-static int urel_osc_word_run(struct urel_win *w, int target, const struct urel_osc_word_op *want,
-			     int n, uint64_t *old)
+static int urel_osc_word_run(struct urel_win *w, int target, struct urel_osc_word_op want,
+			     uint64_t *old)
 {
-	struct urel_osc_word_op *op = w->t[target].wop;
-	int ret = 0, posted = 0;
+	struct urel_osc_word_op *op = &w->t[target].wop;
+	int ret;
 
 	pthread_mutex_lock(&w->ctx->lock);
-	for (int i = 0; i < 2; i++) {
-		op[i] = want[i];
-		op[i].done = i >= n;
-	}
+	*op = want;
+	op->done = false;
 	/* Known dead: nothing to post (its late failure would taint the next call). */
 	if (urel_osc_is_dead(w->ctx, w->t[target].peer)) {
-		op[0].done = op[1].done = true;
-		op[0].status = op[1].status = UREL_WIN_ERR_PEER;
+		op->done = true;
+		op->status = UREL_WIN_ERR_PEER;
 		pthread_mutex_unlock(&w->ctx->lock);
 		return UREL_WIN_ERR_PEER;
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
-	while (posted < n && !ret) {
-		ret = urel_osc_word_cas(w, target, &op[posted]);
-		posted += !ret;
+	ret = urel_osc_word_cas(w, target, op);
+	if (ret) {
+		pthread_mutex_lock(&w->ctx->lock);
+		op->done = true; /* never posted */
+		op->status = -ECANCELED;
+		pthread_mutex_unlock(&w->ctx->lock);
+	} else {
+		ret = urel_osc_wait_one(w, target, urel_osc_word_done, op);
 	}
 	pthread_mutex_lock(&w->ctx->lock);
-	for (int i = posted; i < n; i++) {
-		op[i].done = true; /* never posted */
-		op[i].status = -ECANCELED;
-	}
-	pthread_mutex_unlock(&w->ctx->lock);
-	if (posted) {
-		int err = urel_osc_wait_one(w, target, urel_osc_word_done, op);
-
-		ret = ret ? ret : err;
-	}
-	pthread_mutex_lock(&w->ctx->lock);
-	for (int i = 0; i < n && !ret; i++) {
-		ret = op[i].status;
-		old[i] = op[i].old;
+	if (!ret) {
+		ret = op->status;
+		*old = op->old;
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	return urel_osc_peer_fatal(ret) ? UREL_WIN_ERR_PEER : ret;
@@ -118,7 +110,7 @@ static int urel_osc_word_failed(struct urel_win *w, int target, int ret)
 int urel_osc_word_settle(struct urel_win *w, int target)
 {
 	struct urel_osc_target *t = &w->t[target];
-	struct urel_osc_word_op *op = t->wop;
+	struct urel_osc_word_op *op = &t->wop;
 	bool held;
 
 	pthread_mutex_lock(&w->ctx->lock);
@@ -129,10 +121,10 @@ int urel_osc_word_settle(struct urel_win *w, int target)
 	if (!held || urel_osc_wait_one(w, target, urel_osc_word_done, op))
 		return 0;
 	pthread_mutex_lock(&w->ctx->lock);
-	held = !op[0].status && op[0].old == op[0].compare && op[0].compare != op[0].swap;
+	held = !op->status && op->old == op->compare && op->compare != op->swap;
 	if (held) {
 		t->word = true;
-		t->word_seen = op[0].swap;
+		t->word_seen = op->swap;
 	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	return held;
@@ -141,35 +133,35 @@ int urel_osc_word_settle(struct urel_win *w, int target)
 /* Our reader bit into a word that holds only readers: 1, or 0 to queue at the manager. */
 static int urel_osc_word_share(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_READER(w->rank), guess = 0, old[2];
+	uint64_t me = UREL_OSC_LW_READER(w->rank), guess = 0, old;
 
 	for (int i = 0; i < UREL_OSC_LW_TRIES; i++) {
-		struct urel_osc_word_op op[2] = { { .compare = guess, .swap = guess | me } };
-		int ret = urel_osc_word_run(w, target, op, 1, old);
+		int ret = urel_osc_word_run(
+			w, target,
+			(struct urel_osc_word_op){ .compare = guess, .swap = guess | me }, &old);
 
 		if (ret)
 			return urel_osc_word_failed(w, target, ret);
-		if (old[0] == guess)
+		if (old == guess)
 			return urel_osc_word_granted(w, target, guess | me);
-		if (!urel_osc_lw_readers_only(old[0]) || (old[0] & me))
+		if (!urel_osc_lw_readers_only(old) || (old & me))
 			return 0;
-		guess = old[0]; /* other readers came or went: try on what is there */
+		guess = old; /* other readers came or went: try on what is there */
 	}
 	return 0;
 }
 
 int urel_osc_word_lock(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2];
-	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = me } };
+	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old;
 	int ret;
 
 	if (w->t[target].lock == UREL_WIN_LOCK_SHARED)
 		return urel_osc_word_share(w, target);
-	ret = urel_osc_word_run(w, target, op, 1, old);
+	ret = urel_osc_word_run(w, target, (struct urel_osc_word_op){ .swap = me }, &old);
 	if (ret)
 		return urel_osc_word_failed(w, target, ret);
-	if (old[0])
+	if (old)
 		return 0; /* held or waited for: the manager queues us */
 	return urel_osc_word_granted(w, target, me);
 }
@@ -211,10 +203,9 @@ static int urel_osc_word_released(struct urel_win *w, int target, uint64_t old)
  */
 static int urel_osc_word_unshare(struct urel_win *w, int target, uint64_t seen)
 {
-	uint64_t me = UREL_OSC_LW_READER(w->rank), old[2], to;
+	uint64_t me = UREL_OSC_LW_READER(w->rank), old, to;
 
 	for (;;) {
-		struct urel_osc_word_op op[2] = { { 0 } };
 		int ret;
 
 		/* Not ours any more: the target took it back, believing us dead. */
@@ -222,20 +213,19 @@ static int urel_osc_word_unshare(struct urel_win *w, int target, uint64_t seen)
 			return -EPROTO;
 		if (!urel_osc_lw_release_to(seen, me, &to))
 			return urel_osc_word_tell(w, target, UREL_WIN_LOCK_SHARED);
-		op[0] = (struct urel_osc_word_op){ .compare = seen, .swap = to };
-		ret = urel_osc_word_run(w, target, op, 1, old);
+		ret = urel_osc_word_run(
+			w, target, (struct urel_osc_word_op){ .compare = seen, .swap = to }, &old);
 		if (ret)
 			return ret;
-		if (old[0] == seen)
+		if (old == seen)
 			return 0;
-		seen = old[0];
+		seen = old;
 	}
 }
 
 int urel_osc_word_unlock(struct urel_win *w, int target)
 {
-	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old[2], seen;
-	struct urel_osc_word_op op[2] = { { .compare = me, .swap = 0 } };
+	uint64_t me = UREL_OSC_LW_OWNER(w->rank), old = 0, seen;
 	bool shared;
 	int ret;
 
@@ -246,18 +236,18 @@ int urel_osc_word_unlock(struct urel_win *w, int target)
 	if (shared)
 		ret = urel_osc_word_unshare(w, target, seen);
 	else
-		ret = urel_osc_word_run(w, target, op, 1, old);
+		ret = urel_osc_word_run(w, target, (struct urel_osc_word_op){ .compare = me },
+					&old);
 	pthread_mutex_lock(&w->ctx->lock);
 	w->t[target].word = false;
 	pthread_mutex_unlock(&w->ctx->lock);
-	return ret || shared ? ret : urel_osc_word_released(w, target, old[0]);
+	return ret || shared ? ret : urel_osc_word_released(w, target, old);
 }
 
 int urel_osc_word_epoch(struct urel_win *w, int target)
 {
 	bool shared = w->t[target].lock == UREL_WIN_LOCK_SHARED;
-	struct urel_osc_word_op op[2] = { { .compare = 0, .swap = 0 } };
-	uint64_t old[2];
+	uint64_t old;
 	int ret;
 
 	/*
@@ -268,10 +258,10 @@ int urel_osc_word_epoch(struct urel_win *w, int target)
 	 * without a release to send or to wait for. Held or marked: the
 	 * manager queues us.
 	 */
-	ret = urel_osc_word_run(w, target, op, 1, old);
+	ret = urel_osc_word_run(w, target, (struct urel_osc_word_op){ 0 }, &old);
 	if (ret)
 		return ret;
-	if (old[0] && !(shared && urel_osc_lw_readers_only(old[0])))
+	if (old && !(shared && urel_osc_lw_readers_only(old)))
 		return 1;
 	__atomic_fetch_add(&w->ctx->lock_fast, 1, __ATOMIC_RELAXED);
 	return 0;

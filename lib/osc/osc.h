@@ -277,7 +277,7 @@ struct urel_osc_target {
 	bool word; /* the lock is held through @target's lock word (fastlock.c) */
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
 	bool word_unsure; /* a swap taking the word failed to complete here: it may land still */
-	struct urel_osc_word_op wop[2]; /* the swaps in flight on it */
+	struct urel_osc_word_op wop; /* the swap in flight on it */
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
 	bool in_access; /* PSCW: in the start group */
