@@ -8,7 +8,6 @@
 #include <linux/ktime.h>
 
 #include "conn.h"
-#include "fault.h"
 #include "usnic_rel.h"
 #include "trace.h"
 #include "wire.h"
@@ -187,7 +186,6 @@ size_t usnic_rel_ack_take_inline(struct usnic_rel_ep *ep,
 		if (!conn->chan[i].ack_pending)
 			continue;
 		if (!len && conn->state == USNIC_REL_CONN_ACTIVE &&
-		    !usnic_rel_fault_tx_configured(ep) &&
 		    usnic_rel_socket_softirq_ok(ep)) {
 			len = usnic_rel_ack_build(ep, peer, i, buf, size);
 			*chan = i;

@@ -736,7 +736,6 @@ struct usnic_rel_txbuf *usnic_rel_rdma_resp_inline(struct usnic_rel_ep *ep,
 	if (conn->state != USNIC_REL_CONN_ACTIVE || !r || r->sent ||
 	    !usnic_rel_txwin_may_send(&c->tx) ||
 	    usnic_rel_txwin_grow_cap(&c->tx) ||
-	    usnic_rel_fault_tx_configured(ep) ||
 	    !usnic_rel_socket_softirq_ok(ep))
 		return NULL;
 	hlen = usnic_rel_wire_hdr_len(r->type);

@@ -40,6 +40,7 @@
 #include <net/sock.h>
 #include <net/udp_tunnel.h>
 
+#include "fault.h"
 #include "usnic_rel.h"
 
 /* Headroom of every skb: any link layer, then IPv6 (the larger) and UDP. */
@@ -499,13 +500,14 @@ bool usnic_rel_route_gso(struct usnic_rel_route *r)
 }
 
 /*
- * Whether an answer may leave from the receive softirq: not once the
- * endpoint is stopping, nor while a cgroup BPF sendmsg program must see it
- * (those hooks take the socket lock, which may sleep).
+ * Whether an answer or an ACK may leave from softirq: not once the endpoint
+ * is stopping, nor while fault injection is set up (the work item's sends
+ * go through it), nor while a cgroup BPF sendmsg program must see it (those
+ * hooks take the socket lock, which may sleep).
  */
 bool usnic_rel_socket_softirq_ok(struct usnic_rel_ep *ep)
 {
-	if (READ_ONCE(ep->dead))
+	if (READ_ONCE(ep->dead) || usnic_rel_fault_tx_configured(ep))
 		return false;
 	/* A static key each: the type must be a constant. */
 	if (ep->family == AF_INET6)
