@@ -95,7 +95,10 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 							      pkt->channel));
 }
 
-/* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */
+/*
+ * Fill the ACK fields of an outgoing packet on @chan, after its sequence
+ * number was taken. Caller holds conn->lock.
+ */
 void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 			struct usnic_rel_pkt *pkt)
 {
@@ -117,6 +120,14 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
 	}
 	c->rnr_owed = false;
+	/*
+	 * A sequenced packet that fills our send window: nothing more leaves
+	 * until an ACK comes, so ask for it at once rather than after the
+	 * peer's delayed-ACK timer (a small window, in slow start or after a
+	 * loss, would otherwise send one flight per ack_delay_us).
+	 */
+	if (pkt->type != USNIC_REL_PKT_ACK && !usnic_rel_txwin_may_send(&c->tx))
+		pkt->flags |= USNIC_REL_F_ACK_REQ;
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)

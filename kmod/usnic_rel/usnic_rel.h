@@ -249,6 +249,7 @@ struct usnic_rel_ep {
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
 	struct usnic_rel_sq_cur sq_cur[USNIC_REL_NR_CHANS];	/* tx_lock */
 	bool sq_blocked;		/* ep->sq_cur waits: could not be parked */
+	int tx_cpu;			/* CPU of the last doorbell, or -1 */
 	struct delayed_work tx_retry;	/* sends that met an allocation failure */
 	atomic_t conn_epochs;		/* source of usnic_rel_conn.epoch */
 	struct usnic_rel_ring cq;
