@@ -49,6 +49,7 @@
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
 extern unsigned int usnic_rel_initial_cwnd;
+extern unsigned int usnic_rel_cwnd_min;
 extern unsigned int usnic_rel_cmd_mtu;
 extern unsigned int usnic_rel_rto_min_us;
 extern unsigned int usnic_rel_rto_max_us;

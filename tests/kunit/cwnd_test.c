@@ -152,6 +152,43 @@ static void cwnd_timeout_restarts_slow_start(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 2);
 }
 
+/*
+ * With a floor (cwnd_min), a loss halves the window down to the floor and
+ * no further, and never raises a window that is already below it.
+ */
+static void cwnd_loss_stops_at_floor(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_EQ(test, cc.floor, 16);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 16);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+	/* A timeout still starts from one, slow start back to the floor. */
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 16);
+	/* Below the floor (early slow start), a loss leaves the window be. */
+	usnic_rel_cwnd_init(&cc, 6, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 6);
+	/* The floor is clamped to [2, max]. */
+	usnic_rel_cwnd_set_floor(&cc, 0);
+	KUNIT_EXPECT_EQ(test, cc.floor, USNIC_REL_CWND_MIN_SSTHRESH);
+	usnic_rel_cwnd_init(&cc, 6, 8);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_EQ(test, cc.floor, 8);
+}
+
 /* Push @n packets at @now, growing the slots as the connection does. */
 static void cw_send(struct kunit *test, struct usnic_rel_txwin *w, u32 n,
 		    u64 now)
@@ -719,6 +756,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_congestion_avoidance),
 	KUNIT_CASE(cwnd_fast_recovery_once_per_episode),
 	KUNIT_CASE(cwnd_timeout_restarts_slow_start),
+	KUNIT_CASE(cwnd_loss_stops_at_floor),
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
