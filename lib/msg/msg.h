@@ -234,6 +234,14 @@ struct urel_msg {
 	 * (urel_msg_bg_stand_back()).
 	 */
 	uint64_t app_polls;
+	/*
+	 * A progress thread asleep on the device is woken by the application's
+	 * first pass after it went to sleep (urel_msg_bg_sleep()): bg_fd an
+	 * eventfd (-1: none, it sleeps until an arrival), bg_armed (atomic) set
+	 * while one sleeps unwoken, bg_parked (atomic) how many sleep.
+	 */
+	int bg_fd;
+	uint32_t bg_armed, bg_parked;
 	uint32_t standback_us; /* UREL_PROGRESS_STANDBACK_US; 0: never stand back */
 	uint64_t standbacks; /* of this context's progress thread (atomic) */
 };

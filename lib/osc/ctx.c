@@ -112,10 +112,8 @@ static void *urel_osc_progress_main(void *arg)
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
 		urel_osc_watch(c);
-		if (!n) {
-			urel_msg_bg_look(c->m, &wt);
-			urel_device_wait(c->dev, UREL_OSC_THREAD_SLEEP_MS);
-		}
+		if (!n)
+			urel_msg_bg_sleep(c->m, &wt, c->dev, UREL_OSC_THREAD_SLEEP_MS);
 	}
 	return NULL;
 }
