@@ -874,6 +874,7 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	bool done, stalled;
 	int n;
 
+	urel_msg_app_waits(m);
 	for (;;) {
 		urel_msg_lock(&m->lock);
 		done = ready(arg);

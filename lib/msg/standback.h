@@ -35,6 +35,15 @@ void urel_msg_bg_look(struct urel_msg *m, struct urel_msg_watcher *wt);
 int urel_msg_bg_sleep(struct urel_msg *m, struct urel_msg_watcher *wt, struct urel_device *dev,
 		      int ms);
 /*
+ * An application thread begins a blocking wait in @m's context (a window
+ * flush or lock, a tagged wait): counted as a pass, so that a progress
+ * thread stands back from the start. What the wait needs may come before
+ * the wait's first pass (a kernel answer lands during the post's system
+ * call); a thread asleep on the device would take it, waking once per
+ * operation, and the application would never count a pass at all.
+ */
+void urel_msg_app_waits(struct urel_msg *m);
+/*
  * An application's pass that saw bg_armed set: wake the progress thread
  * asleep on the device, once per sleep, so that it stands back instead of
  * being woken by each arrival the application polls for itself.

@@ -724,6 +724,8 @@ int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win
 	uint64_t since = 0;
 	int n;
 
+	/* Before the doorbell: what it brings back is this thread's to take. */
+	urel_msg_app_waits(c->m);
 	/* Puts posted without a doorbell (rma.c) leave now. */
 	n = urel_ep_flush(c->ep);
 	if (n < 0)

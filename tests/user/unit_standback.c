@@ -121,6 +121,9 @@ static void check_counting(void)
 	URT_CHECK_EQ(m.app_polls, 1);
 	URT_CHECK_EQ(urel_msg_progress_one(&m, true), -EINVAL);
 	URT_CHECK_EQ(m.app_polls, 2);
+	/* A blocking wait's start counts as a pass. */
+	urel_msg_app_waits(&m);
+	URT_CHECK_EQ(m.app_polls, 3);
 }
 
 struct sleeper {
@@ -184,6 +187,14 @@ static void check_kick(void)
 	URT_CHECK_EQ(m.bg_armed, 0);
 	/* Once per sleep: a second pass writes nothing more. */
 	URT_CHECK_EQ(urel_msg_progress(&m), -EINVAL);
+	pthread_join(th, NULL);
+	URT_CHECK_EQ(s.ret, 1);
+	URT_CHECK(s.took_us < 2000000);
+	check_quiet(&m);
+	/* So does the start of a blocking wait. */
+	URT_CHECK_EQ(pthread_create(&th, NULL, sleeper_main, &s), 0);
+	wait_armed(&m);
+	urel_msg_app_waits(&m);
 	pthread_join(th, NULL);
 	URT_CHECK_EQ(s.ret, 1);
 	URT_CHECK(s.took_us < 2000000);
