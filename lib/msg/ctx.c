@@ -189,10 +189,8 @@ static void *urel_msg_progress_main(void *arg)
 		n = urel_msg_progress_bg(m);
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
-		if (!n) {
-			urel_msg_bg_look(m, &wt);
-			urel_device_wait(m->dev, UREL_MSG_THREAD_SLEEP_MS);
-		}
+		if (!n)
+			urel_msg_bg_sleep(m, &wt, m->dev, UREL_MSG_THREAD_SLEEP_MS);
 	}
 	return NULL;
 }
@@ -230,6 +228,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	if (ret)
 		goto err_free;
 	urel_waker_init(&m->waker);
+	urel_msg_bg_init(m);
 	m->lock = (struct urel_msg_lock){ 0 };
 	ret = urel_am_get(ep, &m->am);
 	if (ret)
@@ -252,6 +251,7 @@ err_am:
 	urel_am_put(m->am);
 err_match:
 	urel_match_fini(&m->match);
+	urel_msg_bg_fini(m);
 	urel_waker_fini(&m->waker);
 err_free:
 	free(m->sink);
@@ -315,6 +315,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	free(m->peers);
 	urel_msg_unlock(&m->lock);
 	urel_match_fini(&m->match);
+	urel_msg_bg_fini(m);
 	urel_waker_fini(&m->waker);
 	free(m);
 	return 0;
@@ -895,6 +896,7 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	bool done, stalled;
 	int n;
 
+	urel_msg_app_waits(m);
 	for (;;) {
 		urel_msg_lock(&m->lock);
 		done = ready(arg);

@@ -234,6 +234,14 @@ struct urel_msg {
 	 * (urel_msg_bg_stand_back()).
 	 */
 	uint64_t app_polls;
+	/*
+	 * A progress thread asleep on the device is woken by the application's
+	 * first pass after it went to sleep (urel_msg_bg_sleep()): bg_fd an
+	 * eventfd (-1: none, it sleeps until an arrival), bg_armed (atomic) set
+	 * while one sleeps unwoken, bg_parked (atomic) how many sleep.
+	 */
+	int bg_fd;
+	uint32_t bg_armed, bg_parked;
 	uint32_t standback_us; /* UREL_PROGRESS_STANDBACK_US; 0: never stand back */
 	uint64_t standbacks; /* of this context's progress thread (atomic) */
 };
@@ -346,6 +354,9 @@ static inline int urel_msg_progress_one(struct urel_msg *m, bool help)
 {
 	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
+	/* A progress thread asleep on the device leaves it (once per sleep). */
+	if (__atomic_load_n(&m->bg_armed, __ATOMIC_RELAXED))
+		urel_msg_bg_kick(m);
 	return urel_msg_pass(m, help);
 }
 
