@@ -23,12 +23,14 @@
  * waited for. The rank binds UREL_ADDR (default 127.0.0.1).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <usnicrel_win.h>
 
@@ -56,6 +58,62 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/*
+ * The library's threads in this process (all but the main one): how often
+ * they went to sleep (voluntary context switches: a sleep on the device or
+ * a stand-back, each ended by a wake-up) and their CPU time, and how often
+ * the main thread was preempted. Not a result: where the progress
+ * threads' cost goes (bench/osc_ab prints it).
+ */
+struct thread_use {
+	unsigned long long wakes, cpu_ns, main_preempted;
+};
+
+static unsigned long long task_status(pid_t tid, const char *key)
+{
+	unsigned long long v = 0;
+	char path[64], line[128];
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			v = strtoull(line + n + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static void thread_use(struct thread_use *u)
+{
+	pid_t self = getpid();
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+
+	*u = (struct thread_use){ .main_preempted =
+					  task_status(self, "nonvoluntary_ctxt_switches") };
+	while (dir && (d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		struct timespec ts;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		u->wakes += task_status(tid, "voluntary_ctxt_switches");
+		/* Another thread's CPU clock, by the kernel's encoding of a thread id. */
+		if (!clock_gettime(((~(clockid_t)tid) << 3) | 6, &ts))
+			u->cpu_ns += (unsigned long long)ts.tv_sec * 1000000000ULL +
+				     (unsigned long long)ts.tv_nsec;
+	}
+	if (dir)
+		closedir(dir);
 }
 
 enum op {
@@ -120,9 +178,10 @@ static bool wanted(enum op op)
  * its progress thread's stand-backs to *@standbacks.
  */
 static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps,
-			uint64_t *standbacks)
+			uint64_t *standbacks, struct thread_use *use)
 {
 	struct urel_win_stats st0, st;
+	struct thread_use u0, u;
 	bool in_all = op < OP_LOCK;
 	double t0;
 
@@ -131,11 +190,16 @@ static double lat_block(struct urel_win *w, enum op op, int n, uint64_t *sleeps,
 		one(w, op); /* unmeasured: a lazy lock is taken here */
 	}
 	CALL(urel_win_stats(w, &st0));
+	thread_use(&u0);
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
 		one(w, op);
 	t0 = now_us() - t0;
+	thread_use(&u);
 	CALL(urel_win_stats(w, &st));
+	use->wakes += u.wakes - u0.wakes;
+	use->cpu_ns += u.cpu_ns - u0.cpu_ns;
+	use->main_preempted += u.main_preempted - u0.main_preempted;
 	*sleeps += st.sleeps - st0.sleeps;
 	*standbacks += st.standbacks - st0.standbacks;
 	if (in_all)
@@ -152,13 +216,15 @@ static void lat(struct urel_win *w, int iters)
 {
 	double sum[OP_LOCK_PUT + 1] = { 0 };
 	uint64_t sleeps[OP_LOCK_PUT + 1] = { 0 }, standbacks[OP_LOCK_PUT + 1] = { 0 }, drop;
+	struct thread_use use[OP_LOCK_PUT + 1] = { 0 }, drop_use;
 	int n = iters / LAT_BLOCKS * LAT_BLOCKS;
 
 	for (int b = -1; b < LAT_BLOCKS; b++) {
 		for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
 			double t = wanted(op) ? lat_block(w, op, iters / LAT_BLOCKS,
 							  b >= 0 ? &sleeps[op] : &drop,
-							  b >= 0 ? &standbacks[op] : &drop)
+							  b >= 0 ? &standbacks[op] : &drop,
+							  b >= 0 ? &use[op] : &drop_use)
 					      : 0;
 
 			if (b >= 0)
@@ -173,8 +239,12 @@ static void lat(struct urel_win *w, int iters)
 	/* Not a result line (bench/run reads only those): where the time goes. */
 	for (enum op op = OP_PUT; op <= OP_LOCK_PUT; op++) {
 		if (wanted(op))
-			printf("osc_bench sleeps op=%s per_op=%.3f standbacks=%.3f\n", op_name[op],
-			       (double)sleeps[op] / n, (double)standbacks[op] / n);
+			printf("osc_bench sleeps op=%s per_op=%.3f standbacks=%.3f "
+			       "thread_wakes=%.3f "
+			       "thread_cpu_us_per_kop=%.0f main_preempted=%.3f\n",
+			       op_name[op], (double)sleeps[op] / n, (double)standbacks[op] / n,
+			       (double)use[op].wakes / n, (double)use[op].cpu_ns / n,
+			       (double)use[op].main_preempted / n);
 	}
 }
 
@@ -333,13 +403,20 @@ int main(int argc, char **argv)
 		if (!buf)
 			die(__LINE__, -ENOMEM);
 		memset(buf, 0x5a, (size_t)BURST * BW_SIZE);
+		struct thread_use u0, u;
+
 		CALL(urel_win_allocate(g, (size_t)BURST * BW_SIZE, 1, &mem, &w));
+		thread_use(&u0);
 		if (rank == 0) {
 			lat(w, iters);
 			if (!getenv("OSC_BENCH_OPS"))
 				put_bw(w, buf, iters / 10);
 		}
 		CALL(urel_group_barrier(g));
+		thread_use(&u);
+		if (rank == 1)
+			printf("osc_bench target_threads wakes=%llu cpu_ms=%.1f\n",
+			       u.wakes - u0.wakes, (double)(u.cpu_ns - u0.cpu_ns) / 1e6);
 		CALL(urel_win_free(w));
 		if (!getenv("OSC_BENCH_OPS"))
 			core_put_bw(ep, m, g, urel_job_peer(job, 1), buf, iters / 10);

@@ -159,6 +159,46 @@ static inline void *urel_ring_slot(const struct urel_ring *r, uint32_t idx, size
 	return (char *)r->desc + (size_t)(idx & r->mask) * entry_size;
 }
 
+/*
+ * Nothing to dispatch: no thread dispatching (its batch or parked receive
+ * would be work), and the ring empty. Read without the lock, as a hint: a
+ * completion that lands just after is found by the caller's next call, and
+ * a sleep on the device fd wakes for it. A busy-poll loop mostly finds
+ * this, and then pays no lock round trips.
+ */
+static inline bool urel_progress_idle(struct urel_ep *ep)
+{
+	/*
+	 * The ring first: a thread that took our completion from it raised
+	 * prog_depth before it moved cq.idx (released), so seeing the ring
+	 * empty then the depth at 0 means its dispatch is over and visible,
+	 * not under way (the caller would sleep with nobody to wake it).
+	 */
+	if (__atomic_load_n(&ep->cq.idx, __ATOMIC_ACQUIRE) != urel_load_acquire(ep->cq.tail))
+		return false;
+	return !__atomic_load_n(&ep->prog_depth, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&ep->prog_parked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&ep->prog_head, __ATOMIC_RELAXED) ==
+		       __atomic_load_n(&ep->prog_count, __ATOMIC_RELAXED);
+}
+
+/*
+ * Nothing for urel_ep_progress() to do, not even a doorbell: idle, no send
+ * left in a ring for the kernel, the endpoint not broken. A hint read
+ * without locks (see urel_progress_idle()), for a layer's busy poll to
+ * skip the call when it finds nothing, as it mostly does.
+ */
+static inline bool urel_ep_quiet(struct urel_ep *ep)
+{
+	if (!urel_progress_idle(ep) || __atomic_load_n(&ep->broken, __ATOMIC_RELAXED))
+		return false;
+	for (unsigned int chan = 0; chan < USNIC_REL_NR_CHANS; chan++) {
+		if (urel_load_acquire(ep->sq[chan].tail) != urel_load_acquire(ep->sq[chan].head))
+			return false;
+	}
+	return true;
+}
+
 /* addr.c */
 int urel_addr_from_sockaddr(struct usnic_rel_addr *out, const struct sockaddr *sa, socklen_t len);
 void urel_addr_to_sockaddr(struct sockaddr_storage *out, const struct usnic_rel_addr *a);
@@ -182,6 +222,8 @@ struct urel_payload {
 int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sqe,
 		 const struct urel_payload *pl, void *context, void *dest, unsigned int flags);
 int urel_sq_kick(struct urel_ep *ep);
+int urel_sq_send_inline(struct urel_ep *ep, unsigned int chan, urel_peer_t peer, uint64_t imm,
+			const void *hdr, size_t hlen, const void *data, size_t dlen, void *context);
 
 /* rma.c: urel_ep_atomic() on channel @chan. */
 int urel_atomic_post(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,

@@ -204,29 +204,6 @@ void urel_progress_quiesce(struct urel_ep *ep)
 }
 
 /*
- * Nothing to dispatch: no thread dispatching (its batch or parked receive
- * would be work), and the ring empty. Read without the lock, as a hint: a
- * completion that lands just after is found by the caller's next call, and
- * a sleep on the device fd wakes for it. A busy-poll loop mostly finds
- * this, and then pays no lock round trips.
- */
-static bool urel_progress_idle(struct urel_ep *ep)
-{
-	/*
-	 * The ring first: a thread that took our completion from it raised
-	 * prog_depth before it moved cq.idx (released), so seeing the ring
-	 * empty then the depth at 0 means its dispatch is over and visible,
-	 * not under way (the caller would sleep with nobody to wake it).
-	 */
-	if (__atomic_load_n(&ep->cq.idx, __ATOMIC_ACQUIRE) != urel_load_acquire(ep->cq.tail))
-		return false;
-	return !__atomic_load_n(&ep->prog_depth, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&ep->prog_parked, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&ep->prog_head, __ATOMIC_RELAXED) ==
-		       __atomic_load_n(&ep->prog_count, __ATOMIC_RELAXED);
-}
-
-/*
  * Completions are dispatched in ring order: a batch taken from the ring is
  * finished before the next is taken, by this call or by one nested in a
  * callback, and never by two threads at once (a receive handler may depend

@@ -169,6 +169,83 @@ int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sq
 	return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM ? ret : 0;
 }
 
+/*
+ * urel_sq_send_inline() under tx_lock: the descriptor is written in its
+ * ring slot, each field the kernel reads or checks once (the slot still
+ * holds an old descriptor), the payload gathered behind them.
+ */
+static int urel_sq_inline_locked(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,
+				 uint64_t imm, const void *hdr, size_t hlen, const void *data,
+				 size_t dlen, void *context)
+{
+	struct urel_ring *sq = &ep->sq[chan];
+	struct usnic_rel_sqe *sqe;
+	struct urel_op *op;
+	uint64_t user_ctx;
+	int ret;
+
+	ret = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
+	if (urel_sq_full(ep, chan))
+		return -EAGAIN;
+	op = urel_op_alloc(ep, &user_ctx);
+	if (!op)
+		return -EAGAIN;
+	op->context = context;
+	op->dest = NULL;
+	op->staging_len = 0;
+	op->opcode = USNIC_REL_OP_SEND;
+	op->size = 0;
+	sqe = urel_ring_slot(sq, sq->idx, sizeof(*sqe));
+	sqe->opcode = USNIC_REL_OP_SEND;
+	sqe->flags = USNIC_REL_SQE_INLINE;
+	sqe->reserved0 = 0;
+	sqe->peer = peer;
+	sqe->user_ctx = user_ctx;
+	sqe->imm = imm;
+	sqe->len = (uint32_t)(hlen + dlen);
+	sqe->staging_off = 0;
+	sqe->rkey = 0;
+	sqe->remote_off = 0;
+	sqe->reserved2[0] = 0;
+	sqe->reserved2[1] = 0;
+	memcpy(sqe->inline_data, hdr, hlen);
+	if (dlen)
+		memcpy(sqe->inline_data + hlen, data, dlen);
+	urel_store_release(sq->tail, ++sq->idx);
+	return 0;
+}
+
+/*
+ * A send of a header and a body that fit in the descriptor together (at
+ * most UREL_INLINE_MAX bytes; the caller checked the peer and the sizes):
+ * urel_sq_post() without a descriptor built on the stack and copied into
+ * the ring, nor a gather list. Rings the doorbell, as urel_sq_post().
+ */
+int urel_sq_send_inline(struct urel_ep *ep, unsigned int chan, urel_peer_t peer, uint64_t imm,
+			const void *hdr, size_t hlen, const void *data, size_t dlen, void *context)
+{
+	int ret;
+
+	pthread_mutex_lock(&ep->tx_lock);
+	ret = urel_sq_inline_locked(ep, chan, peer, imm, hdr, hlen, data, dlen, context);
+	pthread_mutex_unlock(&ep->tx_lock);
+	if (ret == -EAGAIN) {
+		/* The kernel may have left work in the ring: hand it over, retry once. */
+		ret = urel_sq_kick(ep);
+		if (ret < 0)
+			return ret;
+		pthread_mutex_lock(&ep->tx_lock);
+		ret = urel_sq_inline_locked(ep, chan, peer, imm, hdr, hlen, data, dlen, context);
+		pthread_mutex_unlock(&ep->tx_lock);
+	}
+	if (ret)
+		return ret;
+	ret = urel_sq_kick(ep);
+	return ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ENOMEM ? ret : 0;
+}
+
 UREL_API int urel_ep_flush(struct urel_ep *ep)
 {
 	int ret;

@@ -189,10 +189,8 @@ static void *urel_msg_progress_main(void *arg)
 		n = urel_msg_progress_bg(m);
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
-		if (!n) {
-			urel_msg_bg_look(m, &wt);
-			urel_device_wait(m->dev, UREL_MSG_THREAD_SLEEP_MS);
-		}
+		if (!n)
+			urel_msg_bg_sleep(m, &wt, m->dev, UREL_MSG_THREAD_SLEEP_MS);
 	}
 	return NULL;
 }
@@ -230,6 +228,7 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 	if (ret)
 		goto err_free;
 	urel_waker_init(&m->waker);
+	urel_msg_bg_init(m);
 	m->lock = (struct urel_msg_lock){ 0 };
 	ret = urel_am_get(ep, &m->am);
 	if (ret)
@@ -252,6 +251,7 @@ err_am:
 	urel_am_put(m->am);
 err_match:
 	urel_match_fini(&m->match);
+	urel_msg_bg_fini(m);
 	urel_waker_fini(&m->waker);
 err_free:
 	free(m->sink);
@@ -315,6 +315,7 @@ UREL_API int urel_msg_close(struct urel_msg *m)
 	free(m->peers);
 	urel_msg_unlock(&m->lock);
 	urel_match_fini(&m->match);
+	urel_msg_bg_fini(m);
 	urel_waker_fini(&m->waker);
 	free(m);
 	return 0;
@@ -539,9 +540,10 @@ static bool urel_msg_full(int ret)
 	return ret == -EAGAIN || ret == -ENOBUFS;
 }
 
-static int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int chan,
-			     const void *hdr, size_t hlen, const void *data, size_t dlen,
-			     uint64_t imm)
+/* A message larger than a descriptor holds: gathered into the staging area. */
+static int urel_msg_post_staged(struct urel_msg *m, urel_peer_t peer, unsigned int chan,
+				const void *hdr, size_t hlen, const void *data, size_t dlen,
+				uint64_t imm)
 {
 	struct iovec iov[2] = {
 		{ .iov_base = (void *)hdr, .iov_len = hlen },
@@ -554,6 +556,17 @@ static int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int 
 		.len = (uint32_t)(hlen + dlen),
 	};
 	struct urel_payload pl = { .iov = iov, .iovcnt = dlen ? 2 : 1 };
+
+	return urel_sq_post(m->ep, chan, &sqe, &pl, &m->sink->r, NULL, 0);
+}
+
+/*
+ * Hand a message to the core now; its error as the core's (nothing posted
+ * then). The caller queues or fails it (urel_msg_post_to()). Under m->lock.
+ */
+int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		      size_t hlen, const void *data, size_t dlen, uint64_t imm)
+{
 	int ret;
 
 	/*
@@ -564,7 +577,15 @@ static int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int 
 	if (!urel_av_has(m->ep, peer))
 		return -ENXIO;
 	urel_msg_sink_get(m->sink);
-	ret = urel_sq_post(m->ep, chan, &sqe, &pl, &m->sink->r, NULL, 0);
+	/*
+	 * A tiny message fits in the descriptor with its header: written
+	 * straight into the ring slot, no descriptor copied, no gather list.
+	 */
+	if (hlen + dlen <= UREL_INLINE_MAX)
+		ret = urel_sq_send_inline(m->ep, chan, peer, imm, hdr, hlen, data, dlen,
+					  &m->sink->r);
+	else
+		ret = urel_msg_post_staged(m, peer, chan, hdr, hlen, data, dlen, imm);
 	if (ret)
 		urel_msg_sink_put(m->sink);
 	return ret;
@@ -773,26 +794,15 @@ UREL_API int urel_msg_progress(struct urel_msg *m)
 }
 
 /*
- * One progress pass. With @help (blocking calls, whose caller cannot
- * progress anything else meanwhile), also one of each context holding
- * windows while sends of ours wait for pinned memory (pins.c).
+ * The layer's own work of a pass (pending sends, reads, windows,
+ * keepalives), when urel_msg_idle() saw some. Kept out of urel_msg_pass()
+ * so that a pass that finds nothing saves no registers for it.
  */
-static int urel_msg_pass(struct urel_msg *m, bool help)
+static __attribute__((noinline)) void urel_msg_pass_work(struct urel_msg *m, uint64_t now,
+							 bool help)
 {
 	unsigned long gen;
-	uint64_t now;
-	int n;
 
-	n = urel_ep_progress(m->ep, 0);
-	/*
-	 * Every call asks for the time: the coarse clock is read without a
-	 * system call even where the precise one needs one (a VM without a
-	 * stable TSC), and a tick's resolution is plenty for keepalive_ms.
-	 */
-	now = urel_msg_clock_ms(CLOCK_MONOTONIC_COARSE);
-	/* A tiny message's poll loop mostly finds nothing to do: no lock then. */
-	if (urel_msg_idle(m, now))
-		return n;
 	urel_msg_lock(&m->lock);
 	urel_msg_retry_early(m);
 	urel_msg_flush_pending(m);
@@ -810,19 +820,34 @@ static int urel_msg_pass(struct urel_msg *m, bool help)
 	urel_msg_unlock(&m->lock);
 	if (help)
 		urel_msg_pins_help(m);
-	return n;
 }
 
-int urel_msg_progress_one(struct urel_msg *m, bool help)
+/*
+ * One progress pass. With @help (blocking calls, whose caller cannot
+ * progress anything else meanwhile), also one of each context holding
+ * windows while sends of ours wait for pinned memory (pins.c).
+ */
+int urel_msg_pass(struct urel_msg *m, bool help)
 {
+	uint64_t now;
+	int n = 0;
+
 	/*
-	 * Counted for the progress threads (urel_msg_bg_stand_back()): only
-	 * whether it moves matters, so two threads' racing increments may
-	 * lose one; no locked instruction in the poll loop.
+	 * A busy poll mostly finds the rings empty: then no call into the core
+	 * (which also says what no endpoint is).
 	 */
-	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
-	return urel_msg_pass(m, help);
+	if (!m->ep || !urel_ep_quiet(m->ep))
+		n = urel_ep_progress(m->ep, 0);
+	/*
+	 * Every call asks for the time: the coarse clock is read without a
+	 * system call even where the precise one needs one (a VM without a
+	 * stable TSC), and a tick's resolution is plenty for keepalive_ms.
+	 */
+	now = urel_msg_clock_ms(CLOCK_MONOTONIC_COARSE);
+	/* A tiny message's poll loop mostly finds nothing to do: no lock then. */
+	if (!urel_msg_idle(m, now))
+		urel_msg_pass_work(m, now, help);
+	return n;
 }
 
 int urel_msg_progress_bg(struct urel_msg *m)
@@ -871,6 +896,7 @@ int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg)
 	bool done, stalled;
 	int n;
 
+	urel_msg_app_waits(m);
 	for (;;) {
 		urel_msg_lock(&m->lock);
 		done = ready(arg);

@@ -234,6 +234,14 @@ struct urel_msg {
 	 * (urel_msg_bg_stand_back()).
 	 */
 	uint64_t app_polls;
+	/*
+	 * A progress thread asleep on the device is woken by the application's
+	 * first pass after it went to sleep (urel_msg_bg_sleep()): bg_fd an
+	 * eventfd (-1: none, it sleeps until an arrival), bg_armed (atomic) set
+	 * while one sleeps unwoken, bg_parked (atomic) how many sleep.
+	 */
+	int bg_fd;
+	uint32_t bg_armed, bg_parked;
 	uint32_t standback_us; /* UREL_PROGRESS_STANDBACK_US; 0: never stand back */
 	uint64_t standbacks; /* of this context's progress thread (atomic) */
 };
@@ -265,6 +273,8 @@ static inline struct urel_msg_peer *urel_msg_peer(struct urel_msg *m, urel_peer_
 	return urel_msg_peer_add(m, peer);
 }
 
+int urel_msg_post_now(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
+		      size_t hlen, const void *data, size_t dlen, uint64_t imm);
 int urel_msg_post(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
 		  size_t hlen, const void *data, size_t dlen, struct urel_msg_req *done_req);
 int urel_msg_post_imm(struct urel_msg *m, urel_peer_t peer, unsigned int chan, const void *hdr,
@@ -282,7 +292,7 @@ void urel_msg_req_forget(struct urel_msg *m, struct urel_msg_req *r);
 struct urel_msg_req *urel_msg_req_alloc(struct urel_msg *m);
 void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
-int urel_msg_progress_one(struct urel_msg *m, bool help);
+int urel_msg_pass(struct urel_msg *m, bool help);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
 bool urel_msg_peer_fatal(int err);
 int urel_msg_drain(struct urel_msg *m);
@@ -333,6 +343,22 @@ int urel_msg_self_send(struct urel_msg *m, struct urel_msg_req *r, const void *b
 		       uint64_t tag, bool sync);
 void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
 void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
+
+/*
+ * A progress pass of the application's (urel_msg_pass()), counted for the
+ * progress threads (urel_msg_bg_stand_back()): only whether the count
+ * moves matters, so two threads' racing increments may lose one; no locked
+ * instruction in the poll loop. Inline: every test and wait loop calls it.
+ */
+static inline int urel_msg_progress_one(struct urel_msg *m, bool help)
+{
+	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	/* A progress thread asleep on the device leaves it (once per sleep). */
+	if (__atomic_load_n(&m->bg_armed, __ATOMIC_RELAXED))
+		urel_msg_bg_kick(m);
+	return urel_msg_pass(m, help);
+}
 
 /* Wire integers are little-endian; every message reads or writes several: inline. */
 static inline void urel_msg_put64(unsigned char *p, uint64_t v)

@@ -273,6 +273,23 @@ static void urel_msg_on_win(struct urel_msg *m, urel_peer_t peer, const unsigned
 	urel_msg_rndv_post(m, r);
 }
 
+/*
+ * An eager message's bytes land in receive @r, whose status has the
+ * message's length already; a synchronous sender not answered yet gets its
+ * SACK (@sack). Under m->lock.
+ */
+static inline void urel_msg_deliver_bytes(struct urel_msg *m, struct urel_msg_req *r,
+					  urel_peer_t peer, bool sack, uint64_t sreq,
+					  const void *data)
+{
+	r->st.received = r->st.len < r->cap ? r->st.len : r->cap;
+	if (r->st.received)
+		memcpy(r->buf, data, r->st.received);
+	if (sack && urel_msg_send_ctl(m, peer, UREL_MSG_OP_SACK, sreq, 0))
+		m->dropped++;
+	urel_msg_complete(r);
+}
+
 /* Receive @r matched message @u (not queued: fresh from the wire or taken off the queue). */
 void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct urel_msg_handle *u,
 		      const void *data)
@@ -292,13 +309,8 @@ void urel_msg_deliver(struct urel_msg *m, struct urel_msg_req *r, const struct u
 		return;
 	}
 	if (u->op == UREL_MSG_OP_EAGER) {
-		r->st.received = u->len < r->cap ? u->len : r->cap;
-		if (r->st.received)
-			memcpy(r->buf, data, r->st.received);
-		if (u->flags & UREL_MSG_F_SYNC && !u->acked &&
-		    urel_msg_send_ctl(m, u->peer, UREL_MSG_OP_SACK, u->sreq, 0))
-			m->dropped++;
-		urel_msg_complete(r);
+		urel_msg_deliver_bytes(m, r, u->peer, u->flags & UREL_MSG_F_SYNC && !u->acked,
+				       u->sreq, data);
 		return;
 	}
 	r->tail_used = true;
@@ -349,11 +361,26 @@ static int urel_msg_arrive(struct urel_msg *m, urel_peer_t peer, const struct ur
 	struct urel_msg_handle u;
 	const unsigned char *data = p + (h->op == UREL_MSG_OP_RTS ? 32 : 16);
 	size_t dlen = h->op == UREL_MSG_OP_RTS ? 0 : len - 16;
+	uint64_t bits = urel_msg_get64(p);
 	struct urel_match_entry *e;
 	struct urel_msg_handle *q;
 
+	e = urel_match_incoming(&m->match, peer, bits);
+	if (e && h->op == UREL_MSG_OP_EAGER) {
+		/* The common case, a posted receive's: its status straight from the wire. */
+		struct urel_msg_req *r = (struct urel_msg_req *)e;
+
+		urel_msg_posted_gone(m, e->src);
+		r->st.peer = peer;
+		r->st.tag = bits;
+		r->st.len = dlen;
+		r->st.data = imm;
+		r->st.error = dlen > r->cap ? -EMSGSIZE : 0;
+		urel_msg_deliver_bytes(m, r, peer, h->flags & UREL_MSG_F_SYNC,
+				       urel_msg_get64(p + 8), data);
+		return 0;
+	}
 	urel_msg_handle_fill(&u, peer, h, imm, p, len);
-	e = urel_match_incoming(&m->match, peer, u.e.bits);
 	if (e) {
 		urel_msg_posted_gone(m, e->src);
 		urel_msg_deliver(m, (struct urel_msg_req *)e, &u, data);

@@ -112,10 +112,8 @@ static void *urel_osc_progress_main(void *arg)
 		if (n < 0)
 			break; /* the endpoint is gone; the application's calls say so */
 		urel_osc_watch(c);
-		if (!n) {
-			urel_msg_bg_look(c->m, &wt);
-			urel_device_wait(c->dev, UREL_OSC_THREAD_SLEEP_MS);
-		}
+		if (!n)
+			urel_msg_bg_sleep(c->m, &wt, c->dev, UREL_OSC_THREAD_SLEEP_MS);
 	}
 	return NULL;
 }
@@ -726,6 +724,8 @@ int urel_osc_wait_in(struct urel_win *w, int scope, bool (*done)(struct urel_win
 	uint64_t since = 0;
 	int n;
 
+	/* Before the doorbell: what it brings back is this thread's to take. */
+	urel_msg_app_waits(c->m);
 	/* Puts posted without a doorbell (rma.c) leave now. */
 	n = urel_ep_flush(c->ep);
 	if (n < 0)
