@@ -95,7 +95,28 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 							      pkt->channel));
 }
 
-/* Fill the ACK fields of an outgoing packet on @chan. Caller holds conn->lock. */
+/*
+ * Should the packet just numbered in @w ask for an ACK at once? When it
+ * fills the send window, nothing more leaves until an ACK comes: waiting
+ * for the peer's delayed-ACK timer would send one flight per ack_delay_us
+ * with a small window (slow start, after a loss). And half-way through a
+ * window of four or more: if the ACK asked for at the end is lost, the one
+ * from the middle still moves the window, and what is then sent arrives
+ * behind a lost tail and makes the peer report the hole, instead of the
+ * sender waiting for a tail-loss probe.
+ */
+static bool usnic_rel_ack_wanted(const struct usnic_rel_txwin *w)
+{
+	u32 cwnd = w->cc.cwnd;
+
+	return !usnic_rel_txwin_may_send(w) ||
+	       (cwnd >= 4 && usnic_rel_txwin_pipe(w) == cwnd / 2);
+}
+
+/*
+ * Fill the ACK fields of an outgoing packet on @chan, after its sequence
+ * number was taken. Caller holds conn->lock.
+ */
 void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 			struct usnic_rel_pkt *pkt)
 {
@@ -117,6 +138,8 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
 	}
 	c->rnr_owed = false;
+	if (pkt->type != USNIC_REL_PKT_ACK && usnic_rel_ack_wanted(&c->tx))
+		pkt->flags |= USNIC_REL_F_ACK_REQ;
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)

@@ -128,9 +128,11 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 		INIT_LIST_HEAD(&c->resps);
 		INIT_LIST_HEAD(&c->sendq);
 		ret = usnic_rel_txwin_init(&c->tx, size, conn->tx_isn[i]);
-		if (!ret)
+		if (!ret) {
 			usnic_rel_cwnd_init(&c->tx.cc, usnic_rel_initial_cwnd,
 					    size);
+			usnic_rel_cwnd_set_floor(&c->tx.cc, usnic_rel_cwnd_min);
+		}
 		if (!ret)
 			ret = usnic_rel_rxwin_init(&c->rx, size, 0,
 						   usnic_rel_ack_every);

@@ -10,6 +10,11 @@
  *	LOSS      entered on a timeout: cwnd = 1, slow start up to ssthresh
  *	          (halved only on the first timeout of a run, RFC 5681).
  *
+ * A reduction never takes the window below its floor (cwnd_min), nor below
+ * what it was: RFC 5681's two segments suit a flow that shares a bottleneck
+ * queue of a few packets on the Internet; over one fabric hop a window
+ * halved to two turns random loss into timeouts.
+ *
  * Neither a loss nor a timeout changes anything while the peer said it is
  * not ready (peer_rnr), until an ACK frees packets: it dropped them for
  * want of buffers, which says nothing of the path.
@@ -38,9 +43,24 @@ void usnic_rel_cwnd_init(struct usnic_rel_cwnd *cc, u32 initial, u32 max)
 	memset(cc, 0, sizeof(*cc));
 	cc->max = max(max, 1U);
 	cc->initial = clamp(initial, 1U, cc->max);
+	cc->floor = USNIC_REL_CWND_MIN_SSTHRESH;
 	usnic_rel_cwnd_reset(cc);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_init);
+
+/* The least cwnd a loss reduction leaves, at least RFC 5681's two. */
+void usnic_rel_cwnd_set_floor(struct usnic_rel_cwnd *cc, u32 floor)
+{
+	cc->floor = clamp(floor, USNIC_REL_CWND_MIN_SSTHRESH, cc->max);
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_set_floor);
+
+/* ssthresh after a loss: half of cwnd, but not below the floor nor above cwnd. */
+static u32 usnic_rel_cwnd_reduced(const struct usnic_rel_cwnd *cc)
+{
+	return max3(cc->cwnd / 2, min(cc->floor, cc->cwnd),
+		    (u32)USNIC_REL_CWND_MIN_SSTHRESH);
+}
 
 /* A new sequence space (restarted peer): start over, keep the counters. */
 void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc)
@@ -105,7 +125,7 @@ bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc)
 		return false;
 	cc->undo_cwnd = cc->cwnd;
 	cc->undo_ssthresh = cc->ssthresh;
-	cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
+	cc->ssthresh = usnic_rel_cwnd_reduced(cc);
 	cc->cwnd = cc->ssthresh;
 	cc->acked = 0;
 	cc->state = USNIC_REL_CC_RECOVERY;
@@ -126,7 +146,7 @@ void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc)
 			cc->undo_ssthresh = cc->ssthresh;
 		}
 		/* In recovery cwnd is already ssthresh: halve again. */
-		cc->ssthresh = max(cc->cwnd / 2, USNIC_REL_CWND_MIN_SSTHRESH);
+		cc->ssthresh = usnic_rel_cwnd_reduced(cc);
 		cc->rto_episodes++;
 	}
 	cc->cwnd = 1;

@@ -19,6 +19,13 @@
 #define USNIC_REL_CWND_INITIAL	10
 /* Smallest ssthresh (RFC 5681: two segments). */
 #define USNIC_REL_CWND_MIN_SSTHRESH	2
+/*
+ * Default floor of a loss reduction (cwnd_min): a window of 16 packets is
+ * what one flow over a single fabric hop needs to keep its goodput under
+ * random loss (at 10 % loss, a window halved to 2 spends most of its time
+ * in tail-loss probes and retransmit timeouts).
+ */
+#define USNIC_REL_CWND_FLOOR		16
 
 enum usnic_rel_cc_state {
 	USNIC_REL_CC_OPEN,	/* no loss outstanding */
@@ -31,6 +38,7 @@ struct usnic_rel_cwnd {
 	u32 ssthresh;
 	u32 acked;		/* congestion avoidance: acked since last growth */
 	u32 initial;		/* cwnd to start (and restart) with */
+	u32 floor;		/* a loss reduces cwnd to no less than this */
 	u32 max;		/* never above the protocol window */
 	enum usnic_rel_cc_state state;
 	bool peer_rnr;		/* peer not ready, no cumulative progress since */
@@ -41,6 +49,7 @@ struct usnic_rel_cwnd {
 };
 
 void usnic_rel_cwnd_init(struct usnic_rel_cwnd *cc, u32 initial, u32 max);
+void usnic_rel_cwnd_set_floor(struct usnic_rel_cwnd *cc, u32 floor);
 void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc);
 void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight);
 bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc);

@@ -242,6 +242,7 @@ int usnic_rel_ep_create(struct usnic_rel_ctx *ctx, struct usnic_rel_create_ep *a
 	ep->user = user;
 	kref_init(&ep->ref);
 	mutex_init(&ep->tx_lock);
+	ep->tx_cpu = -1;
 	usnic_rel_send_init(ep);
 	spin_lock_init(&ep->rx_lock);
 	xa_init_flags(&ep->peers, XA_FLAGS_ALLOC);

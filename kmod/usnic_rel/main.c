@@ -29,6 +29,9 @@ MODULE_PARM_DESC(send_window, "Packets in flight per peer and channel (power of 
 unsigned int usnic_rel_initial_cwnd = USNIC_REL_CWND_INITIAL;
 module_param_named(initial_cwnd, usnic_rel_initial_cwnd, uint, 0444);
 MODULE_PARM_DESC(initial_cwnd, "Congestion window a connection starts with, in packets (1..send_window, default 10)");
+unsigned int usnic_rel_cwnd_min = USNIC_REL_CWND_FLOOR;
+module_param_named(cwnd_min, usnic_rel_cwnd_min, uint, 0444);
+MODULE_PARM_DESC(cwnd_min, "Least congestion window a loss leaves, in packets (2..send_window, default 16; 2 is RFC 5681's)");
 
 unsigned int usnic_rel_cmd_mtu = 768;
 module_param_named(cmd_mtu, usnic_rel_cmd_mtu, uint, 0444);
@@ -91,6 +94,12 @@ static int __init usnic_rel_check_params(void)
 	    usnic_rel_initial_cwnd > usnic_rel_send_window) {
 		pr_err("initial_cwnd=%u: must be in 1..send_window\n",
 		       usnic_rel_initial_cwnd);
+		return -EINVAL;
+	}
+	if (usnic_rel_cwnd_min < USNIC_REL_CWND_MIN_SSTHRESH ||
+	    usnic_rel_cwnd_min > usnic_rel_send_window) {
+		pr_err("cwnd_min=%u: must be in %u..send_window\n",
+		       usnic_rel_cwnd_min, USNIC_REL_CWND_MIN_SSTHRESH);
 		return -EINVAL;
 	}
 	if (usnic_rel_cmd_mtu < 256 || usnic_rel_cmd_mtu > 1024) {

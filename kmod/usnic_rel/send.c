@@ -22,6 +22,7 @@
  */
 #include <linux/ktime.h>
 #include <linux/sched.h>
+#include <linux/smp.h>
 
 #include "conn.h"
 #include "rdma_check.h"
@@ -724,6 +725,8 @@ int usnic_rel_doorbell(struct usnic_rel_ep *ep, u32 rings)
 {
 	int ret;
 
+	/* Where the connections' work items send from (usnic_rel_tx_work_kick). */
+	WRITE_ONCE(ep->tx_cpu, raw_smp_processor_id());
 	mutex_lock(&ep->tx_lock);
 	if (ep->dead) {
 		mutex_unlock(&ep->tx_lock);

@@ -19,6 +19,7 @@
  * taken before the timer they answer. The callbacks take conn->lock with
  * spin_lock (softirq already) and never sleep.
  */
+#include <linux/cpumask.h>
 #include <linux/ktime.h>
 
 #include "conn.h"
@@ -38,10 +39,26 @@ static bool usnic_rel_conn_in_flight(const struct usnic_rel_conn *conn)
 	return false;
 }
 
+/*
+ * The work item sends from the CPU where the process rings its doorbell,
+ * not from wherever the ACK or the timer that kicked it ran: packets that
+ * leave from two CPUs go through two transmit queues (two backlogs on a
+ * veth) and overtake each other, which the peer reports as holes. It runs
+ * at normal priority: a high-priority worker that transmits a window
+ * starves ksoftirqd on its CPU, which must drain what it sent (on a veth,
+ * the receive side of the same packets), and the packets it holds back
+ * come late enough to be resent.
+ */
 void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer)
 {
-	if (peer->conn.state != USNIC_REL_CONN_REMOVED)
-		queue_work(system_highpri_wq, &peer->conn.tx_work);
+	int cpu = READ_ONCE(peer->ep->tx_cpu);
+
+	if (peer->conn.state == USNIC_REL_CONN_REMOVED)
+		return;
+	if (cpu >= 0 && cpu_online(cpu))
+		queue_work_on(cpu, system_wq, &peer->conn.tx_work);
+	else
+		queue_work(system_wq, &peer->conn.tx_work);
 }
 
 /*

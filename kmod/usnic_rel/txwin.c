@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/time64.h>
 
 #include <kunit/visibility.h>
@@ -261,6 +262,7 @@ int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq)
 	s = &w->slots[usnic_rel_txwin_slot(w, w->next)];
 	s->sent_ns = now_ns;
 	s->first_ns = now_ns;
+	s->cpu = raw_smp_processor_id();
 	/* A packet first sent during a recovery is not one of its losses. */
 	s->epoch = w->epoch;
 	s->retx = 0;
@@ -323,6 +325,7 @@ static bool usnic_rel_txwin_delivered(struct usnic_rel_txwin *w,
 		return true;
 	if (s->sent_ns > w->delivered_ns) {
 		w->delivered_ns = s->sent_ns;
+		w->delivered_cpu = s->cpu;
 		w->rack_rtt_ns = now_ns > s->sent_ns ? now_ns - s->sent_ns : 0;
 	}
 	return false;
@@ -493,7 +496,13 @@ static void usnic_rel_txwin_reo_age(struct usnic_rel_txwin *w)
 /*
  * Packets still missing, sent before the newest one delivered, when their
  * own round trip took that one's plus the reordering window: lost, first
- * transmissions and resends alike. A lost resend is found here, from the
+ * transmissions and resends alike. Packets that left from one CPU stay in
+ * order up to the peer (one transmit queue, one backlog); one that left
+ * from another CPU than the newest delivered may only wait in that CPU's
+ * queue, so it gets a whole SRTT (RFC 8985's largest window) before it is
+ * called lost. Otherwise a send path that moved between CPUs (the
+ * process's doorbell, the connection's work item) resends what is only
+ * queued behind the other CPU's backlog. A lost resend is found here, from the
  * ACKs, rather than by the retransmit timer that collapses the congestion
  * window (at 10 % loss one resend in ten is lost); so is a loss with too few
  * packets after it for duplicate ACKs. Those not due yet set
@@ -503,6 +512,7 @@ static void usnic_rel_txwin_reo_age(struct usnic_rel_txwin *w)
 static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w, u64 now_ns)
 {
 	u64 reo = usnic_rel_txwin_reo_wnd(w), due;
+	bool same_cpu;
 	u32 seq, n = 0;
 
 	w->reo_deadline_ns = 0;
@@ -514,17 +524,20 @@ static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w, u64 now_ns)
 
 		if (s->sacked || s->lost)
 			continue;
-		due = s->sent_ns + w->rack_rtt_ns + reo;
+		same_cpu = s->cpu == w->delivered_cpu;
+		due = s->sent_ns + w->rack_rtt_ns +
+		      (same_cpu ? reo : max(reo, w->srtt_ns));
 		if (s->sent_ns > w->delivered_ns || now_ns <= due) {
 			if (s->sent_ns <= w->delivered_ns &&
 			    (!w->reo_deadline_ns || due < w->reo_deadline_ns))
 				w->reo_deadline_ns = due + 1;
 			/*
-			 * Sent once, not due: every later packet was first
-			 * sent after it, so none is due before it. Stops the
-			 * walk at the recent part of the flight.
+			 * Sent once, not due, with the smaller window: every
+			 * later packet was first sent after it, so none is
+			 * due before it. Stops the walk at the recent part of
+			 * the flight.
 			 */
-			if (s->sent_ns == s->first_ns)
+			if (s->sent_ns == s->first_ns && same_cpu)
 				break;
 			continue;
 		}
@@ -778,6 +791,7 @@ usnic_rel_txwin_stamp(struct usnic_rel_txwin *w, u32 seq, u64 now_ns)
 		return NULL;
 	s = &w->slots[usnic_rel_txwin_slot(w, seq)];
 	s->sent_ns = now_ns;
+	s->cpu = raw_smp_processor_id();
 	s->epoch = w->epoch;
 	usnic_rel_txwin_unlose(w, s);
 	return s;

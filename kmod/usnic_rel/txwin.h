@@ -47,6 +47,7 @@ struct usnic_rel_tx_slot {
 	u64 first_ns;	/* first transmission: how long it waits (stall) */
 	u32 epoch;	/* recovery epoch of the last transmission */
 	u16 retx;	/* retransmissions: no RTT sample (Karn) */
+	u16 cpu;	/* the CPU it last left from (see usnic_rel_txwin_rack) */
 	bool sacked;	/* the receiver holds it out of order */
 	bool lost;	/* presumed lost, not yet sent again: out of the pipe */
 	bool local;	/* ... because this host dropped it: its resend is a send */
@@ -65,6 +66,7 @@ struct usnic_rel_txwin {
 	u32 nr_lost;	/* slots marked lost and not yet resent */
 	u64 delivered_ns;	/* newest (re)transmission known delivered */
 	u64 rack_rtt_ns;	/* ... its round trip, when its ACK came */
+	u16 delivered_cpu;	/* ... the CPU it left from */
 	u64 reo_deadline_ns;	/* when a packet may be lost by time, or 0 */
 	u64 srtt_ns;	/* the caller's smoothed RTT, set before each ACK; 0: none */
 	u64 min_rtt_ns;	/* smallest RTT sample, or 0 */

@@ -49,6 +49,7 @@
 /* Module parameters (main.c); validated once at load time. */
 extern unsigned int usnic_rel_send_window;
 extern unsigned int usnic_rel_initial_cwnd;
+extern unsigned int usnic_rel_cwnd_min;
 extern unsigned int usnic_rel_cmd_mtu;
 extern unsigned int usnic_rel_rto_min_us;
 extern unsigned int usnic_rel_rto_max_us;
@@ -249,6 +250,7 @@ struct usnic_rel_ep {
 	struct usnic_rel_ring sq[USNIC_REL_NR_CHANS];
 	struct usnic_rel_sq_cur sq_cur[USNIC_REL_NR_CHANS];	/* tx_lock */
 	bool sq_blocked;		/* ep->sq_cur waits: could not be parked */
+	int tx_cpu;			/* CPU of the last doorbell, or -1 */
 	struct delayed_work tx_retry;	/* sends that met an allocation failure */
 	atomic_t conn_epochs;		/* source of usnic_rel_conn.epoch */
 	struct usnic_rel_ring cq;

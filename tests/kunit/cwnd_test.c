@@ -152,6 +152,43 @@ static void cwnd_timeout_restarts_slow_start(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 2);
 }
 
+/*
+ * With a floor (cwnd_min), a loss halves the window down to the floor and
+ * no further, and never raises a window that is already below it.
+ */
+static void cwnd_loss_stops_at_floor(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_EQ(test, cc.floor, 16);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 20);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 16);
+	usnic_rel_cwnd_recovered(&cc);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+	/* A timeout still starts from one, slow start back to the floor. */
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 16);
+	/* Below the floor (early slow start), a loss leaves the window be. */
+	usnic_rel_cwnd_init(&cc, 6, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 6);
+	/* The floor is clamped to [2, max]. */
+	usnic_rel_cwnd_set_floor(&cc, 0);
+	KUNIT_EXPECT_EQ(test, cc.floor, USNIC_REL_CWND_MIN_SSTHRESH);
+	usnic_rel_cwnd_init(&cc, 6, 8);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	KUNIT_EXPECT_EQ(test, cc.floor, 8);
+}
+
 /* Push @n packets at @now, growing the slots as the connection does. */
 static void cw_send(struct kunit *test, struct usnic_rel_txwin *w, u32 n,
 		    u64 now)
@@ -439,6 +476,44 @@ static void cwnd_reordering_is_not_loss(struct kunit *test)
 }
 
 /*
+ * Packets that left from another CPU than the newest one delivered may
+ * only wait in that CPU's queue: they get a whole SRTT, where packets of
+ * the same CPU get the reordering window.
+ */
+static void cw_lost_by_time_from(struct kunit *test, bool other_cpu)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	w.srtt_ns = 40;
+	cw_send(test, &w, 8, 100);
+	for (seq = 0; other_cpu && seq < 8; seq++)
+		w.slots[usnic_rel_txwin_slot(&w, seq)].cpu ^= 1;
+	cw_send(test, &w, 1, 120);
+	/* 8 arrived after a round trip of 40: 0..7 due at 150, or 180. */
+	usnic_rel_txwin_ack(&w, 0, 0x80, true, 160, &res);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, other_cpu ? 0 : 8);
+	KUNIT_EXPECT_EQ(test, res.fast_retransmit, !other_cpu);
+	if (other_cpu) {
+		KUNIT_EXPECT_EQ(test, w.reo_deadline_ns, 181);
+		usnic_rel_txwin_reo_timeout(&w, 180, &res);
+		KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
+		usnic_rel_txwin_reo_timeout(&w, 181, &res);
+		KUNIT_EXPECT_EQ(test, res.rack_lost, 8);
+		KUNIT_EXPECT_TRUE(test, res.fast_retransmit);
+	}
+	usnic_rel_txwin_destroy(&w);
+}
+
+static void cwnd_other_cpu_gets_srtt(struct kunit *test)
+{
+	cw_lost_by_time_from(test, false);
+	cw_lost_by_time_from(test, true);
+}
+
+/*
  * A flight too short for more ACKs (three packets, the first lost): the
  * reorder timer calls it lost once its time has come, not the probe or
  * the RTO.
@@ -681,6 +756,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_congestion_avoidance),
 	KUNIT_CASE(cwnd_fast_recovery_once_per_episode),
 	KUNIT_CASE(cwnd_timeout_restarts_slow_start),
+	KUNIT_CASE(cwnd_loss_stops_at_floor),
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
@@ -688,6 +764,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
 	KUNIT_CASE(cwnd_reordering_is_not_loss),
 	KUNIT_CASE(cwnd_reorder_timer_finds_short_flight_loss),
+	KUNIT_CASE(cwnd_other_cpu_gets_srtt),
 	KUNIT_CASE(cwnd_spurious_resend_widens_reordering),
 	KUNIT_CASE(cwnd_sack_gives_rtt_sample),
 	KUNIT_CASE(cwnd_presumed_lost_gives_no_rtt_sample),

@@ -26,7 +26,8 @@ for bad in send_window=1000 send_window=8192 send_window=0 cmd_mtu=64 cmd_mtu=10
 	ack_delay_us=5001 "rto_min_us=1000 ack_delay_us=1001" ack_delay_us=4294967295 \
 	ack_every=0 ack_every=2049 "send_window=64 ack_every=33" retry_limit=0 retry_limit=65 \
 	stall_timeout_ms=99 stall_timeout_ms=600001 probe_min_us=2000001 \
-	"rto_max_us=5000 probe_min_us=5001" initial_cwnd=0 "send_window=64 initial_cwnd=65"; do
+	"rto_max_us=5000 probe_min_us=5001" initial_cwnd=0 "send_window=64 initial_cwnd=65" \
+	cwnd_min=1 "send_window=16 cwnd_min=17"; do
 	# shellcheck disable=SC2086 # $bad may hold two parameters
 	if insmod "$ko" $bad 2>/dev/null; then
 		rmmod usnic_rel
@@ -34,7 +35,10 @@ for bad in send_window=1000 send_window=8192 send_window=0 cmd_mtu=64 cmd_mtu=10
 	fi
 done
 insmod "$ko" send_window=64 ack_every=8 rto_min_us=200 ack_delay_us=100 retry_limit=64 \
-	rto_max_us=60000000 stall_timeout_ms=600000 initial_cwnd=64
+	rto_max_us=60000000 stall_timeout_ms=600000 initial_cwnd=64 cwnd_min=64
+rmmod usnic_rel
+insmod "$ko" cwnd_min=2
+grep -qx 2 /sys/module/usnic_rel/parameters/cwnd_min || fail "cwnd_min=2 not taken"
 rmmod usnic_rel
 insmod "$ko" stall_timeout_ms=100 probe_min_us=0
 rmmod usnic_rel
