@@ -79,6 +79,24 @@ static bool urel_sq_full(struct urel_ep *ep, unsigned int chan)
 	return sq->idx - urel_load_acquire(sq->head) >= sq->entries;
 }
 
+/*
+ * Under tx_lock: room in @chan's ring and an operation record for the next
+ * descriptor, or the endpoint's fatal error, or -EAGAIN (ring or records
+ * full: the kernel has not consumed or completed enough yet).
+ */
+static inline int urel_sq_take(struct urel_ep *ep, unsigned int chan, struct urel_op **op,
+			       uint64_t *user_ctx)
+{
+	int ret = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+
+	if (ret)
+		return ret;
+	if (urel_sq_full(ep, chan))
+		return -EAGAIN;
+	*op = urel_op_alloc(ep, user_ctx);
+	return *op ? 0 : -EAGAIN;
+}
+
 static void urel_gather(void *dst, const struct urel_payload *pl)
 {
 	char *p = dst;
@@ -122,14 +140,9 @@ static int urel_sq_post_locked(struct urel_ep *ep, unsigned int chan, struct usn
 	uint64_t user_ctx;
 	int ret;
 
-	ret = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+	ret = urel_sq_take(ep, chan, &op, &user_ctx);
 	if (ret)
 		return ret;
-	if (urel_sq_full(ep, chan))
-		return -EAGAIN;
-	op = urel_op_alloc(ep, &user_ctx);
-	if (!op)
-		return -EAGAIN;
 	sqe->user_ctx = user_ctx;
 	ret = urel_sq_place(ep, sqe, pl, op);
 	if (ret) {
@@ -184,14 +197,9 @@ static int urel_sq_inline_locked(struct urel_ep *ep, unsigned int chan, urel_pee
 	uint64_t user_ctx;
 	int ret;
 
-	ret = __atomic_load_n(&ep->broken, __ATOMIC_RELAXED);
+	ret = urel_sq_take(ep, chan, &op, &user_ctx);
 	if (ret)
 		return ret;
-	if (urel_sq_full(ep, chan))
-		return -EAGAIN;
-	op = urel_op_alloc(ep, &user_ctx);
-	if (!op)
-		return -EAGAIN;
 	op->context = context;
 	op->dest = NULL;
 	op->staging_len = 0;

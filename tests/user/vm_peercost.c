@@ -545,16 +545,14 @@ static int test_av(void)
 	       "%lld slots\n",
 	       txg, rxg, ep_memory(&big->ep, "tx_slots_max"), ep_memory(&big->ep, "rx_slots_max"));
 	/*
-	 * Bursts of 64 to one peer: its window grew past the first 16 slots.
-	 * Not under KASAN: that kernel sends slower than loopback ACKs come
-	 * back, so its windows may never need more than their first slots
-	 * (KUnit's txwin cases resize windows with packets in flight there).
+	 * Bursts of 64 to one peer: every active peer's window got slots.
+	 * How many depends on how soon ACKs come back: a sender asks for one
+	 * half-way through its congestion window and when it fills, so over
+	 * loopback a burst may never need more than the first 16 slots
+	 * (KUnit's txwin cases resize windows with packets in flight).
 	 */
 	URT_CHECK(txg >= NR_ACTIVE);
-	if (debug_kernel())
-		URT_CHECK(ep_memory(&big->ep, "tx_slots_max") >= 16);
-	else
-		URT_CHECK(ep_memory(&big->ep, "tx_slots_max") > 16);
+	URT_CHECK(ep_memory(&big->ep, "tx_slots_max") >= 16);
 
 	/* Traffic over: the windows give their slots back. */
 	long long left = wait_windows_freed(&big->ep);
