@@ -66,7 +66,6 @@ struct usnic_rel_txwin {
 	u32 nr_lost;	/* slots marked lost and not yet resent */
 	u64 delivered_ns;	/* newest (re)transmission known delivered */
 	u64 rack_rtt_ns;	/* ... its round trip, when its ACK came */
-	u16 delivered_cpu;	/* ... the CPU it left from */
 	u64 reo_deadline_ns;	/* when a packet may be lost by time, or 0 */
 	u64 srtt_ns;	/* the caller's smoothed RTT, set before each ACK; 0: none */
 	u64 min_rtt_ns;	/* smallest RTT sample, or 0 */
@@ -77,6 +76,7 @@ struct usnic_rel_txwin {
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
 	bool in_recovery;
+	u16 delivered_cpu;	/* the CPU delivered_ns's packet left from */
 	struct usnic_rel_cwnd cc;
 };
 
