@@ -525,8 +525,7 @@ static u32 usnic_rel_txwin_rack(struct usnic_rel_txwin *w, u64 now_ns)
 		if (s->sacked || s->lost)
 			continue;
 		same_cpu = s->cpu == w->delivered_cpu;
-		due = s->sent_ns + w->rack_rtt_ns +
-		      (same_cpu ? reo : max(reo, w->srtt_ns));
+		due = s->sent_ns + w->rack_rtt_ns + (same_cpu ? reo : w->srtt_ns);
 		if (s->sent_ns > w->delivered_ns || now_ns <= due) {
 			if (s->sent_ns <= w->delivered_ns &&
 			    (!w->reo_deadline_ns || due < w->reo_deadline_ns))

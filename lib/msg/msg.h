@@ -345,18 +345,24 @@ void urel_msg_self_claim(struct urel_msg *m, struct urel_msg_handle *u);
 void urel_msg_fail_recvs(struct urel_msg *m, urel_peer_t peer, int err);
 
 /*
- * A progress pass of the application's (urel_msg_pass()), counted for the
- * progress threads (urel_msg_bg_stand_back()): only whether the count
- * moves matters, so two threads' racing increments may lose one; no locked
- * instruction in the poll loop. Inline: every test and wait loop calls it.
+ * The application made a pass or begins a wait: counted for the progress
+ * threads (urel_msg_bg_stand_back()); only whether the count moves
+ * matters, so two threads' racing increments may lose one; no locked
+ * instruction in the poll loop. A progress thread asleep on the device
+ * leaves it (once per sleep).
  */
-static inline int urel_msg_progress_one(struct urel_msg *m, bool help)
+static inline void urel_msg_count_pass(struct urel_msg *m)
 {
 	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
-	/* A progress thread asleep on the device leaves it (once per sleep). */
 	if (__atomic_load_n(&m->bg_armed, __ATOMIC_RELAXED))
 		urel_msg_bg_kick(m);
+}
+
+/* A progress pass of the application's (urel_msg_pass()), counted. Inline: every loop calls it. */
+static inline int urel_msg_progress_one(struct urel_msg *m, bool help)
+{
+	urel_msg_count_pass(m);
 	return urel_msg_pass(m, help);
 }
 

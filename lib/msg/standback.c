@@ -80,10 +80,7 @@ void urel_msg_bg_kick(struct urel_msg *m)
 
 void urel_msg_app_waits(struct urel_msg *m)
 {
-	__atomic_store_n(&m->app_polls, __atomic_load_n(&m->app_polls, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
-	if (__atomic_load_n(&m->bg_armed, __ATOMIC_RELAXED))
-		urel_msg_bg_kick(m);
+	urel_msg_count_pass(m);
 }
 
 int urel_msg_bg_sleep(struct urel_msg *m, struct urel_msg_watcher *wt, struct urel_device *dev,
