@@ -240,7 +240,8 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 
 		if (!usnic_rel_txwin_inflight(&c->tx))
 			continue;
-		usnic_rel_txwin_timeout(&c->tx);
+		if (usnic_rel_txwin_timeout(&c->tx))
+			usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 		c->retx_all = true;
 		c->retx_sent_before = now > recent ? now - recent : 0;
 	}

@@ -690,18 +690,32 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
  * @w: the window
  *
  * Every packet not known to be received becomes a candidate for
- * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent,
- * and the congestion window starts over from one packet.
+ * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent.
+ * When the peer holds packets sent after the hole (SACKed), the path
+ * delivers and only the holes were lost (a resend, or the tail of a burst,
+ * with nothing sent after it for the time rule to compare): that is a loss
+ * episode like one found by ACKs (RFC 6675's recovery), and the congestion
+ * window is halved once for it rather than started over from one packet.
+ * Without such evidence the window starts over from one.
+ *
+ * Return: true when this started a loss episode of the first kind (for the
+ * caller's count of fast recoveries).
  */
-void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
+bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 {
+	bool started = false;
+
 	w->epoch++;
 	w->dup_acks = 0;
 	w->in_recovery = w->una != w->next;
 	w->recover = w->next;
-	usnic_rel_cwnd_timeout(&w->cc);
+	if (w->in_recovery && w->nr_sacked)
+		started = usnic_rel_cwnd_fast_loss(&w->cc);
+	else
+		usnic_rel_cwnd_timeout(&w->cc);
 	if (!w->in_recovery)
 		usnic_rel_cwnd_recovered(&w->cc);
+	return started;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
 
