@@ -720,6 +720,39 @@ bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
 
 /**
+ * usnic_rel_txwin_timed_out() - the windows a retransmit timeout concerns
+ * @w: the windows sharing the timer (a connection's channels)
+ * @n: how many, at most BITS_PER_LONG
+ * @now_ns: the time
+ * @rto_ns: the timeout that expired
+ *
+ * The timer serves all the windows of a connection, and progress on one does
+ * not restart it while another is overdue: when it fires, a window whose
+ * oldest packet went out less than @rto_ns ago is making progress (its
+ * packets are on their way or being acknowledged) and is left alone, its
+ * congestion window included. When none is overdue (the RTO grew since the
+ * timer was armed), all windows with packets in flight are, as before.
+ *
+ * Return: a bit for each window concerned.
+ */
+unsigned long usnic_rel_txwin_timed_out(const struct usnic_rel_txwin *const *w,
+					unsigned int n, u64 now_ns, u64 rto_ns)
+{
+	unsigned long overdue = 0, busy = 0;
+	unsigned int i;
+
+	for (i = 0; i < n && i < BITS_PER_LONG; i++) {
+		if (!usnic_rel_txwin_inflight(w[i]))
+			continue;
+		busy |= BIT(i);
+		if (usnic_rel_txwin_overdue(w[i], now_ns, rto_ns))
+			overdue |= BIT(i);
+	}
+	return overdue ? overdue : busy;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timed_out);
+
+/**
  * usnic_rel_txwin_reo_timeout() - the reorder timer fired
  * @w: the window
  * @now_ns: the time

@@ -363,6 +363,40 @@ static void cwnd_timeout_past_sacks_halves_once(struct kunit *test)
 }
 
 /*
+ * The connection's one retransmit timer fires for the channel whose oldest
+ * packet waited it out; the other channel, whose packets went out since,
+ * keeps its window and its packets. With none overdue (the RTO grew since
+ * the timer was armed) every channel with packets in flight is concerned.
+ */
+static void cwnd_timeout_spares_progressing_window(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin a, b;
+	const struct usnic_rel_txwin *w[2] = { &a, &b };
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&a, 64, 0), 0);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&b, 64, 500), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 500), 0);
+	cw_send(test, &a, 4, 100);
+	cw_send(test, &b, 4, 900);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 500), BIT(0));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1500, 500),
+			BIT(0) | BIT(1));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 5000),
+			BIT(0) | BIT(1));
+	/* A resend of its oldest packet restarts a window's wait. */
+	usnic_rel_txwin_retransmitted(&a, 0, 950);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1450, 500), BIT(1));
+	/* A window with nothing in flight is never concerned. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&b, 504, 0, true, 1460, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1460, 5000), BIT(0));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1460, 100), BIT(0));
+	usnic_rel_txwin_destroy(&a);
+	usnic_rel_txwin_destroy(&b);
+}
+
+/*
  * A peer that dropped in order for want of buffers said so: its timeouts
  * and holes are flow control until an ACK frees packets, then congestion
  * control is back as before.
@@ -817,6 +851,7 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
 	KUNIT_CASE(cwnd_timeout_past_sacks_halves_once),
+	KUNIT_CASE(cwnd_timeout_spares_progressing_window),
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
 	KUNIT_CASE(cwnd_lost_resend_found_by_acks),
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
