@@ -458,7 +458,7 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		usnic_rel_txbuf_put(ep, b);
 	}
 	if (posted)
-		wake_up_interruptible(&ep->ctx->wq);
+		usnic_rel_ctx_wake(ep->ctx);
 }
 
 /* Sends wait on the peer's channels (usnic_rel_sq_cur). Under conn->lock or tx_lock. */
@@ -540,7 +540,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	/* Parked sends fail now (dead) or go out afresh (reset). */
 	if (usnic_rel_conn_parked(conn))
 		usnic_rel_tx_work_kick(peer);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 }
 
 /*
