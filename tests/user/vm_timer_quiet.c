@@ -67,7 +67,20 @@ static void run(struct urt_ep *ep, int peer, bool ping, uint32_t count)
 		if (ping && wait_recv(ep, seq, &sent_done))
 			return;
 	}
-	/* The last sends complete with the peer's delayed ACK. */
+	/*
+	 * A last message, not answered, carries the ACK of the last answer:
+	 * otherwise the pinger would leave before its delayed ACK, and the
+	 * answer would be probed for.
+	 */
+	if (ping) {
+		fill(buf, count);
+		URT_CHECK_EQ(urt_send(ep, USNIC_REL_CHAN_DATA, peer, buf, MSG_LEN, count, count),
+			     0);
+		count++;
+	} else if (wait_recv(ep, count, &sent_done)) {
+		return;
+	}
+	/* The last send completes with the peer's delayed ACK. */
 	while (sent_done < count && !urt_cq_next(ep, &cqe, WAIT_MS)) {
 		URT_CHECK(cqe.opcode != USNIC_REL_OP_RECV);
 		URT_CHECK_EQ(cqe.status, 0);
