@@ -176,6 +176,14 @@ int urel_msg_test(struct urel_msg_req *req, struct urel_msg_status *st);
  */
 int urel_msg_test_noprogress(struct urel_msg_req *req, struct urel_msg_status *st);
 
+/*
+ * How many requests of @m have completed so far, read without a lock: a
+ * caller that read it, then tested each request it holds, need test none
+ * again while it has not moved (a busy poll that finds nothing stays
+ * cheap). Since LIBUSNICREL_0.10.
+ */
+int urel_msg_completions(struct urel_msg *m, uint64_t *count);
+
 /* Wait for @req, fill *@st (may be NULL), free @req; returns st->error. */
 int urel_msg_wait(struct urel_msg_req *req, struct urel_msg_status *st);
 

@@ -4,6 +4,14 @@
  * the operations finished, errors in line with the rest: fi_cq_read stops in
  * front of an error and says -FI_EAVAIL, fi_cq_readerr takes it. Reading
  * progresses every endpoint bound to the queue first (manual progress).
+ *
+ * A busy poll mostly finds nothing: then it takes no lock. The endpoints'
+ * list is a fixed array read with atomic loads (binding and unbinding
+ * store under the lock), and the ring's count is stored atomically under
+ * the lock and read without it: an endpoint's pass that pushed a
+ * completion published it before its endpoint said it was reaped
+ * (urel_fi_ep_progress(), release and acquire), so a poll that found the
+ * endpoint quiet and then reads the count sees that completion.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,23 +56,22 @@ int urel_fi_cq_push(struct urel_fi_cq *cq, const struct urel_fi_cqe *c)
 		cq->head = 0;
 	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *c;
-	cq->count++;
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
 
+/* Endpoints are progressed without the CQ lock (they take it to push). */
 static void urel_fi_cq_progress(struct urel_fi_cq *cq)
 {
-	struct urel_fi_ep *eps[16];
-	size_t n;
+	size_t n = __atomic_load_n(&cq->neps, __ATOMIC_ACQUIRE);
 
-	/* Endpoints are progressed without the CQ lock (they take it to push). */
-	pthread_mutex_lock(&cq->lock);
-	n = cq->neps < 16 ? cq->neps : 16;
-	memcpy(eps, cq->eps, n * sizeof(*eps));
-	pthread_mutex_unlock(&cq->lock);
-	for (size_t i = 0; i < n; i++)
-		urel_fi_ep_progress(eps[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct urel_fi_ep *ep = __atomic_load_n(&cq->eps[i], __ATOMIC_ACQUIRE);
+
+		if (ep)
+			urel_fi_ep_progress(ep);
+	}
 }
 
 static void urel_fi_cq_copy(const struct urel_fi_cq *cq, const struct urel_fi_cqe *c, void *dst)
@@ -102,11 +109,15 @@ static void urel_fi_cq_copy(const struct urel_fi_cq *cq, const struct urel_fi_cq
 static ssize_t urel_fi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src)
 {
 	struct urel_fi_cq *cq = container_of(fid, struct urel_fi_cq, fid);
-	size_t esz = urel_fi_cq_entry_size(cq->format);
 	unsigned char *out = buf;
 	ssize_t n = 0;
+	size_t esz;
 
 	urel_fi_cq_progress(cq);
+	/* Nothing there (see the top): no lock. */
+	if (!__atomic_load_n(&cq->count, __ATOMIC_RELAXED))
+		return -FI_EAGAIN;
+	esz = urel_fi_cq_entry_size(cq->format);
 	pthread_mutex_lock(&cq->lock);
 	while ((size_t)n < count && cq->count) {
 		const struct urel_fi_cqe *c = &cq->ring[cq->head];
@@ -117,7 +128,7 @@ static ssize_t urel_fi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, 
 		if (src)
 			src[n] = c->src;
 		cq->head = (cq->head + 1) % cq->cap;
-		cq->count--;
+		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 		n++;
 	}
 	if (!n)
@@ -156,7 +167,7 @@ static ssize_t urel_fi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *bu
 	UREL_FI_DBG(FI_LOG_CQ, "error completion: %s (%s)\n", fi_strerror(c->err),
 		    urel_strerror(-c->prov_errno));
 	cq->head = (cq->head + 1) % cq->cap;
-	cq->count--;
+	__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cq->lock);
 	return 1;
 }
@@ -224,7 +235,6 @@ static int urel_fi_cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
-	free(cq->eps);
 	free(cq);
 	return 0;
 }
@@ -280,8 +290,6 @@ int urel_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct f
 
 int urel_fi_cq_bind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 {
-	struct urel_fi_ep **grown;
-
 	pthread_mutex_lock(&cq->lock);
 	for (size_t i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] == ep) {
@@ -289,17 +297,13 @@ int urel_fi_cq_bind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 			return 0;
 		}
 	}
-	if (cq->neps == 16) {
+	if (cq->neps == UREL_FI_CQ_EPS) {
 		pthread_mutex_unlock(&cq->lock);
 		return -FI_ENOSPC;
 	}
-	grown = realloc(cq->eps, (cq->neps + 1) * sizeof(*grown));
-	if (!grown) {
-		pthread_mutex_unlock(&cq->lock);
-		return -FI_ENOMEM;
-	}
-	cq->eps = grown;
-	cq->eps[cq->neps++] = ep;
+	/* The entry before the count that shows it (lock-free readers, urel_fi_cq_progress()). */
+	__atomic_store_n(&cq->eps[cq->neps], ep, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->neps, cq->neps + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -309,7 +313,12 @@ void urel_fi_cq_unbind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 	pthread_mutex_lock(&cq->lock);
 	for (size_t i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] == ep) {
-			cq->eps[i] = cq->eps[--cq->neps];
+			size_t last = cq->neps - 1;
+
+			/* The last one moves into the gap, then the count drops. */
+			__atomic_store_n(&cq->eps[i], cq->eps[last], __ATOMIC_RELEASE);
+			__atomic_store_n(&cq->neps, last, __ATOMIC_RELEASE);
+			__atomic_store_n(&cq->eps[last], NULL, __ATOMIC_RELEASE);
 			break;
 		}
 	}

@@ -95,10 +95,26 @@ void urel_fi_ep_del_peer(struct urel_fi_ep *ep, fi_addr_t addr)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/*
+ * A CQ poll's pass. The library's pass takes no lock when it finds nothing
+ * to do, and is safe without ep->lock (the RMA completions it may call
+ * only count, atomically: rma.c); then, when no request of the library
+ * completed since the operations were last tested (urel_fi_ep_collect()),
+ * there is nothing to test, and a busy poll that finds nothing takes no
+ * lock at all. @seen is read before the pass: what completes during it
+ * moves the count.
+ */
 void urel_fi_ep_progress(struct urel_fi_ep *ep)
 {
+	uint64_t seen = __atomic_load_n(&ep->reaped_at, __ATOMIC_ACQUIRE), count;
+	int ret = urel_msg_progress(ep->m);
+
+	if (ret < 0)
+		UREL_FI_WARN(FI_LOG_EP_DATA, "progress: %s\n", urel_strerror(ret));
+	if (seen != UREL_FI_REAP_DUE && !urel_msg_completions(ep->m, &count) && count == seen)
+		return;
 	pthread_mutex_lock(&ep->lock);
-	urel_fi_ep_reap(ep);
+	urel_fi_ep_collect(ep);
 	pthread_mutex_unlock(&ep->lock);
 }
 
@@ -406,6 +422,7 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	ep->tx_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	pthread_mutex_init(&ep->lock, NULL);
+	ep->reaped_at = UREL_FI_REAP_DUE;
 	ret = urel_fi_domain_ep_get(d, ep, src, srclen, &ep->uep);
 	if (ret) {
 		UREL_FI_WARN(FI_LOG_EP_CTRL, "cannot create the endpoint: %s\n",

@@ -73,16 +73,38 @@ static void urel_fi_rma_finish(struct urel_fi_ep *ep, struct urel_fi_rma *op)
 	free(op);
 }
 
-/* The library's completion of one piece (from urel_fi_ep_reap, ep->lock held). */
+/*
+ * The library's completion of one piece, from whichever thread progressed
+ * the library: under ep->lock or not (a CQ poll's lock-free pass, a
+ * progress thread). So it only counts, atomically; urel_fi_rma_fold()
+ * takes the count under the lock and urel_fi_rma_progress() finishes the
+ * operation after the batch.
+ */
 static void urel_fi_rma_done(struct urel_request *req, const struct urel_completion *c)
 {
 	struct urel_fi_rma *op = req->user;
+	int none = 0;
 
-	/* Only counted here: urel_fi_rma_progress() finishes it after the batch. */
-	op->out--;
-	if (c->status) {
+	if (c->status)
+		__atomic_compare_exchange_n(&op->done_err, &none, c->status, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	/* Last: once counted, another thread may finish and free @op. */
+	__atomic_fetch_add(&op->done_pieces, 1, __ATOMIC_RELEASE);
+}
+
+/* The pieces completed since the last call, off op->out. Called with ep->lock held. */
+static void urel_fi_rma_fold(struct urel_fi_rma *op)
+{
+	unsigned int n = __atomic_exchange_n(&op->done_pieces, 0, __ATOMIC_ACQUIRE);
+	int err;
+
+	if (!n)
+		return;
+	op->out -= n;
+	err = __atomic_load_n(&op->done_err, __ATOMIC_RELAXED);
+	if (err) {
 		if (!op->err)
-			op->err = c->status;
+			op->err = err;
 		op->len = op->posted; /* post nothing more */
 	}
 }
@@ -195,6 +217,7 @@ void urel_fi_rma_progress(struct urel_fi_ep *ep)
 		op = op->next;
 	for (; op; op = prev) {
 		prev = op->prev;
+		urel_fi_rma_fold(op);
 		if (op->posted < op->len)
 			urel_fi_rma_post(ep, op);
 		urel_fi_rma_note(ep, op);
@@ -261,6 +284,9 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 	ep->nrma++;
 	ep->ntx++;
 	ep->posted[2 + op->kind]++;
+	/* Until every RMA is gone, each CQ poll reaps under the lock (urel_fi_ep_progress()). */
+	__atomic_store_n(&ep->reaped_at, UREL_FI_REAP_DUE, __ATOMIC_RELAXED);
+	urel_fi_rma_fold(op);
 	urel_fi_rma_note(ep, op);
 	urel_fi_rma_finish(ep, op); /* nothing to wait for (0 bytes): complete now */
 	pthread_mutex_unlock(&ep->lock);

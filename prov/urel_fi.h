@@ -59,6 +59,8 @@
 #define UREL_FI_QUEUE_SIZE 4096
 /* Finished operations an endpoint keeps for reuse (xfer.c). */
 #define UREL_FI_SPARE_OPS 64
+/* Endpoints bound to one CQ. */
+#define UREL_FI_CQ_EPS 16
 /* iovs of one send, receive or local side of an RMA, and remote iovs of an RMA (iov.c). */
 #define UREL_FI_IOV_LIMIT 8
 
@@ -155,10 +157,10 @@ struct urel_fi_cq {
 	struct fid_cq fid;
 	struct urel_fi_domain *dom;
 	enum fi_cq_format format;
-	pthread_mutex_t lock; /* the ring and the endpoint list */
+	pthread_mutex_t lock; /* the ring and the endpoint list (written under it) */
 	struct urel_fi_cqe *ring;
-	size_t head, count, cap;
-	struct urel_fi_ep **eps;
+	size_t head, count, cap; /* count: also read without the lock (cq.c) */
+	struct urel_fi_ep *eps[UREL_FI_CQ_EPS]; /* also read without the lock (cq.c) */
 	size_t neps;
 };
 
@@ -205,8 +207,11 @@ struct urel_fi_rma {
 	char *buf; /* write: source; read: destination; atomic: operands */
 	size_t len; /* bytes, or elements of an atomic */
 	size_t posted; /* bytes or elements handed to the library */
-	unsigned int out; /* pieces posted and not completed */
+	unsigned int out; /* pieces posted and not completed (less the ones not folded yet) */
 	int err; /* the first error, a negative errno */
+	/* completed pieces and their first error, not folded into @out yet (atomic; rma.c) */
+	unsigned int done_pieces;
+	int done_err;
 	uint64_t key, off; /* atomics: the target's rkey and the offset of the first byte */
 	/* writes and reads: the remote iovs, and the local ones a read scatters into */
 	struct fi_rma_iov riov[UREL_FI_IOV_LIMIT];
@@ -261,7 +266,17 @@ struct urel_fi_ep {
 	 * really went through the provider (osc rdma may use shared memory).
 	 */
 	unsigned long long posted[2 + UREL_FI_RMA_ATOMIC + 1];
+	/*
+	 * The library's count of completed requests (urel_msg_completions())
+	 * when the operations were last tested under the lock, or
+	 * UREL_FI_REAP_DUE when the next CQ poll must test them anyway (RMAs
+	 * out, a notice receive to post again). Atomic: a poll reads it
+	 * without the lock (urel_fi_ep_progress()).
+	 */
+	uint64_t reaped_at;
 };
+
+#define UREL_FI_REAP_DUE UINT64_MAX
 
 /* init.c */
 size_t urel_fi_max_msg_size(void);
@@ -299,6 +314,7 @@ void urel_fi_ep_progress(struct urel_fi_ep *ep);
 extern struct fi_ops_msg urel_fi_msg_ops;
 extern struct fi_ops_tagged urel_fi_tagged_ops;
 void urel_fi_ep_reap(struct urel_fi_ep *ep);
+void urel_fi_ep_collect(struct urel_fi_ep *ep);
 void urel_fi_op_free(struct urel_fi_ep *ep, struct urel_fi_op *op);
 void urel_fi_op_free_spares(struct urel_fi_ep *ep);
 ssize_t urel_fi_ep_cancel(fid_t fid, void *context);

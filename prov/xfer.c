@@ -77,15 +77,20 @@ static uint64_t urel_fi_user_tag(const struct urel_fi_ep *ep, uint64_t bits)
 static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
 			     const struct urel_msg_status *st)
 {
-	struct urel_fi_cq *cq = urel_fi_op_cq(ep, op->flags);
-	struct urel_fi_cqe c = {
-		.e = { .op_context = op->context, .flags = op->flags },
-		.src = FI_ADDR_NOTAVAIL,
-	};
+	struct urel_fi_cq *cq;
+	struct urel_fi_cqe c;
 	int err = st->error;
 
 	if (op->discard && err == -EMSGSIZE)
 		err = 0; /* the bytes were meant to go nowhere */
+	/* An injected send's, mostly: nothing to report, nothing to scatter. */
+	if (!err && !op->report && !op->iov)
+		return;
+	cq = urel_fi_op_cq(ep, op->flags);
+	c = (struct urel_fi_cqe){
+		.e = { .op_context = op->context, .flags = op->flags },
+		.src = FI_ADDR_NOTAVAIL,
+	};
 	if (op->flags & FI_RECV) {
 		if (op->iov)
 			urel_fi_iov_scatter(op->iov, op->iov_count, op->bounce, st->received);
@@ -113,17 +118,20 @@ static void urel_fi_complete(struct urel_fi_ep *ep, struct urel_fi_op *op,
 }
 
 /*
- * Progress once, then test every outstanding operation without another
- * pass each (quadratic with many in flight). Called with ep->lock held.
+ * Test every outstanding operation (after one progress pass, not a pass
+ * each: quadratic with many in flight), then the notices and RMAs, and
+ * say up to which of the library's completions that was. The count is
+ * read first (acquire): a request done by then is seen done below, one
+ * done later moves the count. Called with ep->lock held.
  */
-void urel_fi_ep_reap(struct urel_fi_ep *ep)
+void urel_fi_ep_collect(struct urel_fi_ep *ep)
 {
 	struct urel_fi_op *op, *next;
+	uint64_t count;
 	int ret;
 
-	ret = urel_msg_progress(ep->m);
-	if (ret < 0)
-		UREL_FI_WARN(FI_LOG_EP_DATA, "progress: %s\n", urel_strerror(ret));
+	if (urel_msg_completions(ep->m, &count))
+		count = UREL_FI_REAP_DUE;
 	for (op = ep->ops; op; op = next) {
 		struct urel_msg_status st = { 0 };
 
@@ -141,6 +149,21 @@ void urel_fi_ep_reap(struct urel_fi_ep *ep)
 	}
 	urel_fi_note_progress(ep);
 	urel_fi_rma_progress(ep);
+	/* RMAs and a notice receive not posted again are not in the count: test them each time. */
+	if (ep->rmas || (ep->note_buf && !ep->note_rx))
+		count = UREL_FI_REAP_DUE;
+	/* After the completions pushed above (see cq.c). */
+	__atomic_store_n(&ep->reaped_at, count, __ATOMIC_RELEASE);
+}
+
+/* Progress once, then collect. Called with ep->lock held. */
+void urel_fi_ep_reap(struct urel_fi_ep *ep)
+{
+	int ret = urel_msg_progress(ep->m);
+
+	if (ret < 0)
+		UREL_FI_WARN(FI_LOG_EP_DATA, "progress: %s\n", urel_strerror(ret));
+	urel_fi_ep_collect(ep);
 }
 
 /*
@@ -205,6 +228,29 @@ static ssize_t urel_fi_ret(int ret)
 	return ret;
 }
 
+/*
+ * A send the library finished as it posted it (a tiny or eager standard
+ * send: its bytes are in the ring or the staging area), as most are:
+ * complete it now, with no record to keep and test at every poll; false
+ * if it is still out. When nothing else completed since the operations
+ * were last tested (@before, read before the send, was the count then),
+ * they need no test now either. Called with ep->lock held.
+ */
+static bool urel_fi_send_done(struct urel_fi_ep *ep, struct urel_fi_op *op, uint64_t before)
+{
+	struct urel_msg_status st = { 0 };
+	uint64_t after;
+
+	if (urel_msg_test_noprogress(op->req, &st) != 1)
+		return false;
+	urel_fi_complete(ep, op, &st);
+	urel_fi_op_free(ep, op);
+	if (before != UREL_FI_REAP_DUE && before == ep->reaped_at &&
+	    !urel_msg_completions(ep->m, &after) && after == before + 1)
+		__atomic_store_n(&ep->reaped_at, after, __ATOMIC_RELEASE);
+	return true;
+}
+
 static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size_t count,
 			    fi_addr_t dest, uint64_t bits, uint64_t data, void *context,
 			    uint64_t flags, bool tagged)
@@ -213,6 +259,7 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 	struct urel_fi_op *op;
 	urel_peer_t peer;
 	const void *buf;
+	uint64_t before;
 	size_t len;
 	ssize_t ret;
 
@@ -257,6 +304,8 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 		urel_fi_iov_gather(op->bounce, iov, count);
 		buf = op->bounce;
 	}
+	if (urel_msg_completions(ep->m, &before))
+		before = UREL_FI_REAP_DUE;
 	ret = urel_msg_isend_data(ep->m, peer, buf, len, bits, flags & FI_REMOTE_CQ_DATA ? data : 0,
 				  flags & UREL_FI_SYNC_FLAGS ? UREL_MSG_SYNC : 0, &op->req);
 	if (ret) {
@@ -264,8 +313,9 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 		ret = urel_fi_ret((int)ret);
 		goto out;
 	}
-	urel_fi_op_link(ep, op);
 	ep->posted[UREL_FI_POSTED_SEND]++;
+	if (!urel_fi_send_done(ep, op, before))
+		urel_fi_op_link(ep, op);
 	UREL_FI_DBG(FI_LOG_EP_DATA, "send %zu bytes to %llu bits %#llx\n", len,
 		    (unsigned long long)dest, (unsigned long long)bits);
 out:

@@ -244,6 +244,12 @@ struct urel_msg {
 	uint32_t bg_armed, bg_parked;
 	uint32_t standback_us; /* UREL_PROGRESS_STANDBACK_US; 0: never stand back */
 	uint64_t standbacks; /* of this context's progress thread (atomic) */
+	/*
+	 * Requests completed so far (atomic, only grows; urel_msg_completions()):
+	 * a poller that tested its requests after reading it tests none again
+	 * while it stays the same.
+	 */
+	uint64_t completed;
 };
 
 /* struct urel_msg_stats up to LIBUSNICREL_0.8 (stats.c). */
@@ -383,11 +389,15 @@ static inline uint64_t urel_msg_get64(const unsigned char *p)
 
 /*
  * Released: urel_msg_test() reads done without the lock, then the status.
+ * The count moves after done (released, an atomic add so that no reader
+ * misses a racing one): whoever reads the count, acquiring, then tests a
+ * request sees it done if it was done when the count was read.
  * Under m->lock. Inline: twice per message, and a sleeper to wake is rare.
  */
 static inline void urel_msg_complete(struct urel_msg_req *r)
 {
 	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&r->m->completed, 1, __ATOMIC_RELEASE);
 	if (r->m->waker.sleepers)
 		urel_msg_wake(r->m);
 }

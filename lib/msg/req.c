@@ -60,6 +60,14 @@ UREL_API int urel_msg_test_noprogress(struct urel_msg_req *r, struct urel_msg_st
 	return 1;
 }
 
+UREL_API int urel_msg_completions(struct urel_msg *m, uint64_t *count)
+{
+	if (!m || !count)
+		return -EINVAL;
+	*count = __atomic_load_n(&m->completed, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
 UREL_API int urel_msg_wait(struct urel_msg_req *r, struct urel_msg_status *st)
 {
 	int ret;

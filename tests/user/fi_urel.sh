@@ -120,6 +120,19 @@ wait $pid || fail "fi_rma_check (server)"
 cat "$tmp/rma_server"
 echo "fi_rma_check -l 10.78.0.1 47710"
 ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
+# Threads sharing one endpoint and CQ (FI_THREAD_SAFE): every echo once, no completion lost
+# while other threads poll the queue empty.
+thr=$USNIC_REL_BUILD/tests/fi_threads
+echo "fi_threads -s 10.78.0.1 47730 10.78.0.2 47731 / -c"
+ip netns exec urA timeout 600 "$thr" -s 10.78.0.1 47730 10.78.0.2 47731 >"$tmp/thr_server" 2>&1 &
+pid=$!
+for i in $(seq 100); do
+	ip netns exec urA ss -Hlun 'sport = :47730' | grep -q . && break
+	sleep 0.3
+done
+ip netns exec urB timeout 600 "$thr" -c 10.78.0.2 47731 10.78.0.1 47730 || fail "fi_threads (client)"
+wait $pid || fail "fi_threads (server)"
+cat "$tmp/thr_server"
 # With the eager limit no longer than the tiny one (both 128 B), no notice can
 # ride the data channel: it waits for the puts to complete instead; the
 # target's checks are the same.

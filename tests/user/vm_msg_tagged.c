@@ -275,11 +275,22 @@ static void t_cancel(struct urt_job *j)
 	} else {
 		struct urel_msg_req *r, *r2;
 		struct urel_msg_status st;
+		uint64_t before, after;
 		char c = 0, c2 = 0;
 
+		URT_CHECK_EQ(urel_msg_completions(NULL, &before), -EINVAL);
+		URT_CHECK_EQ(urel_msg_completions(j->m, NULL), -EINVAL);
+		URT_CHECK_EQ(urel_msg_completions(j->m, &before), 0);
 		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], &c, 1, 0x200, 0, &r), 0);
+		/* Nothing sent yet (rank 0 waits at the barrier): nothing completes. */
+		URT_CHECK(urel_msg_progress(j->m) >= 0);
+		URT_CHECK_EQ(urel_msg_completions(j->m, &after), 0);
+		URT_CHECK_EQ(after, before);
 		URT_CHECK_EQ(urel_msg_cancel(r), 0);
 		URT_CHECK_EQ(urel_msg_cancel(r), -EBUSY);
+		/* The cancel completed the receive: the count moved by one. */
+		URT_CHECK_EQ(urel_msg_completions(j->m, &after), 0);
+		URT_CHECK_EQ(after, before + 1);
 		URT_CHECK_EQ(urel_msg_wait(r, &st), -ECANCELED);
 		URT_CHECK_EQ(st.error, -ECANCELED);
 		URT_CHECK_EQ(urel_msg_irecv(j->m, j->peer[0], &c2, 1, 0x201, 0, &r2), 0);
