@@ -145,7 +145,8 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		if (conn->chan[i].ack_pending)
 			return;
-	hrtimer_try_to_cancel(&conn->ack_timer);
+	/* Nothing owed: the delayed-ACK timer, if queued, expires idle. */
+	conn->ack_due_ns = 0;
 }
 
 /* The common header fields of a packet from @ep to @peer on @chan. */

@@ -290,7 +290,7 @@ static __poll_t usnic_rel_poll(struct file *file, poll_table *wait)
 	__poll_t mask = 0;
 
 	poll_wait(file, &ctx->wq, wait);
-	/* Queued before the CQ is read; pairs with usnic_rel_rx_posted(). */
+	/* Queued before the CQ is read; pairs with usnic_rel_ctx_wake(). */
 	smp_mb();
 	mutex_lock(&ctx->lock);
 	xa_for_each(&ctx->eps, id, ep) {

@@ -458,7 +458,7 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		usnic_rel_txbuf_put(ep, b);
 	}
 	if (posted)
-		wake_up_interruptible(&ep->ctx->wq);
+		usnic_rel_ctx_wake(ep->ctx);
 }
 
 /* Sends wait on the peer's channels (usnic_rel_sq_cur). Under conn->lock or tx_lock. */
@@ -533,12 +533,14 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	conn->epoch = atomic_inc_return(&ep->conn_epochs);
 	conn->probe_armed = false;
 	conn->probe_sent = false;
+	conn->rtx_due_ns = 0;
+	conn->ack_due_ns = 0;
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
 	/* Parked sends fail now (dead) or go out afresh (reset). */
 	if (usnic_rel_conn_parked(conn))
 		usnic_rel_tx_work_kick(peer);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 }
 
 /*

@@ -182,6 +182,9 @@ struct usnic_rel_conn {
 	u8 ack_kick_owed;		/* ... channels (bits) that owe one meanwhile */
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
+	/* timers.c: when each lazy timer's reason is due (ns), 0: none. */
+	u64 rtx_due_ns;
+	u64 ack_due_ns;
 	struct usnic_rel_chan_conn chan[USNIC_REL_NR_CHANS];
 	struct list_head win_node;	/* in ep->win_conns while windows have slots */
 	/* timers.c: soft hrtimers, cancelled by usnic_rel_conn_shutdown(). */

@@ -184,7 +184,7 @@ static void usnic_rel_rdma_complete(struct usnic_rel_ep *ep,
 	if (status)
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_FAILED, 1);
 	usnic_rel_cq_post_reserved(ep, &op->cqe);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 	if (op->in_sq)
 		op->done = true;
 	else

@@ -209,7 +209,7 @@ void usnic_rel_rx_msg_abort(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer
 		return;
 	m->active = false;
 	usnic_rel_cq_post_reserved(ep, &cqe);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 }
 
 /* Take a receive buffer and a CQ slot for a new message. Caller holds rx_lock. */
@@ -236,18 +236,11 @@ static int usnic_rel_rx_take_buf(struct usnic_rel_ep *ep, u32 *idx)
 	return 0;
 }
 
-/*
- * A message is in: count it, wake its reader. Caller posted its CQE. A
- * reader that polls the CQ and never sleeps costs no wait queue lock, which
- * all endpoints of the file share: the full barrier orders the CQE's tail
- * store before the look at the queue, against the one after poll_wait() in
- * usnic_rel_poll(), so either we see the sleeper or it sees the tail.
- */
+/* A message is in: count it, wake its reader. Caller posted its CQE. */
 static void usnic_rel_rx_posted(struct usnic_rel_ep *ep)
 {
 	usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, 1);
-	if (wq_has_sleeper(&ep->ctx->wq))
-		wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 }
 
 /*

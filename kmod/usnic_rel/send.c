@@ -432,7 +432,7 @@ static void usnic_rel_send_fail(struct usnic_rel_ep *ep, unsigned int chan,
 	};
 
 	usnic_rel_cq_post_reserved(ep, &cqe);
-	wake_up_interruptible(&ep->ctx->wq);
+	usnic_rel_ctx_wake(ep->ctx);
 }
 
 /*

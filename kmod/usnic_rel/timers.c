@@ -12,6 +12,15 @@
  * how long an ACK may be held back for coalescing. Both only decide: the transmissions they ask for
  * happen in the connection's work item, in process context.
  *
+ * The retransmit and delayed-ACK timers are lazy: a reason that goes away
+ * (the flight acknowledged, the ACK carried by a data packet) does not
+ * cancel its timer, and a new reason due later than the queued expiry does
+ * not move it; the expiry finds the reason gone and does nothing, or due
+ * later and moves itself there. Starting or cancelling a CPU's earliest
+ * timer reprograms its clock event device (a VM exit under a hypervisor),
+ * and a ping-pong paid that four times per round trip on each side; now
+ * about once per timeout period.
+ *
  * All are soft hrtimers on CLOCK_MONOTONIC, exact to the microsecond (a
  * jiffies timer of 1 ms fires anywhere in 0..4 ms at HZ=250, often before
  * the ACK it waits for). Their callbacks run in the HRTIMER softirq, which
@@ -62,39 +71,57 @@ void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer)
 }
 
 /*
- * Arm for @us from now, allowing an eighth more: a late timer costs a
- * little recovery time, and the slack lets the kernel batch expiries.
+ * Have @t expire at @due_ns (CLOCK_MONOTONIC), @slack_ns late at most,
+ * unless it is already queued to expire earlier: then its expiry finds the
+ * reason due later and comes back here.
  */
-static void usnic_rel_rtx_timer_start(struct usnic_rel_conn *conn, u32 us)
+static void usnic_rel_timer_due(struct hrtimer *t, u64 due_ns, u64 slack_ns)
 {
-	u64 ns = (u64)us * NSEC_PER_USEC;
+	if (hrtimer_is_queued(t) && hrtimer_get_softexpires_tv64(t) <= due_ns)
+		return;
+	hrtimer_start_range_ns(t, ns_to_ktime(due_ns), slack_ns,
+			       HRTIMER_MODE_ABS_SOFT);
+}
 
-	hrtimer_start_range_ns(&conn->rtx_timer, ns_to_ktime(ns), ns / 8,
-			       HRTIMER_MODE_REL_SOFT);
+/*
+ * An expiry of a lazy timer: is its reason, due at @due_ns (0: none), due
+ * now? If it is due later, the timer moves there. Caller holds conn->lock
+ * and has checked that nobody requeued @t meanwhile.
+ */
+static bool usnic_rel_timer_reason_due(struct hrtimer *t, u64 due_ns)
+{
+	u64 now;
+
+	if (!due_ns)
+		return false;
+	now = ktime_get_ns();
+	if (now >= due_ns)
+		return true;
+	/* A little late costs little; the slack lets expiries batch. */
+	usnic_rel_timer_due(t, due_ns, (due_ns - now) / 8);
+	return false;
 }
 
 /*
  * Arm the retransmit timer: first as a tail-loss probe, once per flight,
- * then for the current RTO. Without @restart a pending timer is left alone,
+ * then for the current RTO, allowing an eighth more (a late timer costs a
+ * little recovery time). Without @restart a pending timer is left alone,
  * so that a stream of new packets cannot postpone the retransmission of an
  * old one forever. Caller holds conn->lock.
  */
 void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
+	u64 ns;
 	u32 us = 0;
 
 	if (conn->state != USNIC_REL_CONN_ACTIVE)
 		return;
 	if (!usnic_rel_conn_in_flight(conn)) {
-		/*
-		 * Not hrtimer_cancel(): a running callback waits for our
-		 * lock. It finds nothing in flight and does not rearm.
-		 */
-		hrtimer_try_to_cancel(&conn->rtx_timer);
+		conn->rtx_due_ns = 0;
 		return;
 	}
-	if (!restart && hrtimer_is_queued(&conn->rtx_timer))
+	if (!restart && conn->rtx_due_ns)
 		return;
 	if (!conn->probe_sent && conn->remote_incarnation)
 		us = usnic_rel_rto_probe_us(&conn->rto, usnic_rel_ack_delay_us,
@@ -102,7 +129,9 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	conn->probe_armed = us != 0;
 	if (!us)
 		us = usnic_rel_rto_current_us(&conn->rto);
-	usnic_rel_rtx_timer_start(conn, us);
+	ns = (u64)us * NSEC_PER_USEC;
+	conn->rtx_due_ns = ktime_get_ns() + ns;
+	usnic_rel_timer_due(&conn->rtx_timer, conn->rtx_due_ns, ns / 8);
 }
 
 /*
@@ -199,8 +228,11 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	 * Rearmed while this expiry waited for the lock (an ACK's progress):
 	 * the new expiry replaces this one.
 	 */
-	if (hrtimer_is_queued(t))
+	if (hrtimer_is_queued(t) ||
+	    !usnic_rel_timer_reason_due(t, conn->rtx_due_ns))
 		goto out;
+	/* Whatever runs below arms it again if it must. */
+	conn->rtx_due_ns = 0;
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;
@@ -371,6 +403,15 @@ static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 	rcu_read_lock();
 	sk = rcu_dereference(ep->sk_rcu);
 	spin_lock(&conn->lock);
+	/* Requeued meanwhile, nothing owed (carried by data), or not yet. */
+	if (hrtimer_is_queued(t) ||
+	    !usnic_rel_timer_reason_due(t, conn->ack_due_ns)) {
+		spin_unlock(&conn->lock);
+		rcu_read_unlock();
+		return HRTIMER_NORESTART;
+	}
+	/* The next ACK owed arms it again, whatever happens to this one. */
+	conn->ack_due_ns = 0;
 	usnic_rel_count(ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		if (conn->chan[i].ack_pending)
@@ -406,11 +447,12 @@ void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
 			usnic_rel_tx_work_kick(peer);
 		return;
 	}
-	if (conn->state != USNIC_REL_CONN_REMOVED &&
-	    !hrtimer_active(&conn->ack_timer))
-		hrtimer_start(&conn->ack_timer,
-			      ns_to_ktime((u64)usnic_rel_ack_delay_us * NSEC_PER_USEC),
-			      HRTIMER_MODE_REL_SOFT);
+	/* Due ack_delay_us after the first packet it acknowledges. */
+	if (conn->state != USNIC_REL_CONN_REMOVED && !conn->ack_due_ns) {
+		conn->ack_due_ns = ktime_get_ns() +
+				   (u64)usnic_rel_ack_delay_us * NSEC_PER_USEC;
+		usnic_rel_timer_due(&conn->ack_timer, conn->ack_due_ns, 0);
+	}
 }
 
 static void usnic_rel_tx_work(struct work_struct *work)
@@ -426,11 +468,11 @@ void usnic_rel_timers_init(struct usnic_rel_peer *peer)
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
-	hrtimer_init(&conn->rtx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&conn->rtx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->rtx_timer.function = usnic_rel_rtx_timeout;
 	hrtimer_init(&conn->reo_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->reo_timer.function = usnic_rel_reo_timeout;
-	hrtimer_init(&conn->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&conn->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	conn->ack_timer.function = usnic_rel_ack_timeout;
 	INIT_WORK(&conn->tx_work, usnic_rel_tx_work);
 }

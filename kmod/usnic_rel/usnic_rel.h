@@ -78,6 +78,19 @@ struct usnic_rel_ctx {
 	struct net *net;		/* netns of the opener, referenced */
 };
 
+/*
+ * A CQE was posted: wake the file's pollers. A reader that polls the CQ and
+ * never sleeps costs no wait queue lock, which all endpoints of the file
+ * share: the full barrier in wq_has_sleeper() orders the CQE's tail store
+ * before the look at the queue, against the one after poll_wait() in
+ * usnic_rel_poll(), so either we see the sleeper or it sees the tail.
+ */
+static inline void usnic_rel_ctx_wake(struct usnic_rel_ctx *ctx)
+{
+	if (wq_has_sleeper(&ctx->wq))
+		wake_up_interruptible(&ctx->wq);
+}
+
 /* The kernel's view of one shared ring: its own index lives here only. */
 struct usnic_rel_ring {
 	void *mem;			/* vmalloc_user: header then entries */
