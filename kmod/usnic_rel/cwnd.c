@@ -8,7 +8,9 @@
  *	          (at least 2) and cwnd = ssthresh, once per episode; cwnd
  *	          stays while the holes are repaired, the pipe decides.
  *	LOSS      entered on a timeout: cwnd = 1, slow start up to ssthresh
- *	          (halved only on the first timeout of a run, RFC 5681).
+ *	          (halved only on the first timeout of a run, RFC 5681). A
+ *	          timeout while the peer holds SACKed packets past the hole
+ *	          enters RECOVERY instead (the send window decides).
  *
  * A reduction never takes the window below its floor (cwnd_min), nor below
  * what it was: RFC 5681's two segments suit a flow that shares a bottleneck

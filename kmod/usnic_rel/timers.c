@@ -197,12 +197,29 @@ static bool usnic_rel_conn_stalled(const struct usnic_rel_conn *conn)
 	return false;
 }
 
+/*
+ * The channels the expiring RTO concerns: those whose oldest packet waited
+ * it out (usnic_rel_txwin_timed_out()). Caller holds conn->lock.
+ */
+static unsigned long usnic_rel_conn_timed_out(const struct usnic_rel_conn *conn,
+					      u64 now)
+{
+	const struct usnic_rel_txwin *w[USNIC_REL_NR_CHANS];
+	u64 rto_ns = (u64)usnic_rel_rto_current_us(&conn->rto) * NSEC_PER_USEC;
+	int i;
+
+	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
+		w[i] = &conn->chan[i].tx;
+	return usnic_rel_txwin_timed_out(w, USNIC_REL_NR_CHANS, now, rto_ns);
+}
+
 static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 {
 	struct usnic_rel_peer *peer = container_of(t, struct usnic_rel_peer,
 						   conn.rtx_timer);
 	struct usnic_rel_conn *conn = &peer->conn;
 	struct usnic_rel_ep *ep = peer->ep;
+	unsigned long chans;
 	u64 now, recent;
 	int i;
 
@@ -249,6 +266,9 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 		usnic_rel_tx_work_kick(peer);
 		goto proof;
 	}
+	/* The timeout that expired, before the backoff doubles it. */
+	now = ktime_get_ns();
+	chans = usnic_rel_conn_timed_out(conn, now);
 	if (usnic_rel_rto_timeout(&conn->rto, usnic_rel_retry_limit)) {
 		usnic_rel_conn_dead(ep, peer, false);
 		goto out;
@@ -261,7 +281,6 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	 * the RTO: an SRTT above the RTO ceiling must not hold back every
 	 * packet at every timeout.
 	 */
-	now = ktime_get_ns();
 	recent = 0;
 	if (conn->rto.has_sample)
 		recent = (u64)min(conn->rto.srtt_us,
@@ -270,9 +289,10 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++) {
 		struct usnic_rel_chan_conn *c = &conn->chan[i];
 
-		if (!usnic_rel_txwin_inflight(&c->tx))
+		if (!(chans & BIT(i)))
 			continue;
-		usnic_rel_txwin_timeout(&c->tx);
+		if (usnic_rel_txwin_timeout(&c->tx))
+			usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 		c->retx_all = true;
 		c->retx_sent_before = now > recent ? now - recent : 0;
 	}

@@ -690,20 +690,67 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
  * @w: the window
  *
  * Every packet not known to be received becomes a candidate for
- * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent,
- * and the congestion window starts over from one packet.
+ * usnic_rel_txwin_next_retx() up to next, whatever an earlier recovery sent.
+ * When the peer holds packets sent after the hole (SACKed), the path
+ * delivers and only the holes were lost (a resend, or the tail of a burst,
+ * with nothing sent after it for the time rule to compare): that is a loss
+ * episode like one found by ACKs (RFC 6675's recovery), and the congestion
+ * window is halved once for it rather than started over from one packet.
+ * Without such evidence the window starts over from one.
+ *
+ * Return: true when this started a loss episode of the first kind (for the
+ * caller's count of fast recoveries).
  */
-void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
+bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w)
 {
+	bool started = false;
+
 	w->epoch++;
 	w->dup_acks = 0;
 	w->in_recovery = w->una != w->next;
 	w->recover = w->next;
-	usnic_rel_cwnd_timeout(&w->cc);
+	if (w->in_recovery && w->nr_sacked)
+		started = usnic_rel_cwnd_fast_loss(&w->cc);
+	else
+		usnic_rel_cwnd_timeout(&w->cc);
 	if (!w->in_recovery)
 		usnic_rel_cwnd_recovered(&w->cc);
+	return started;
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timeout);
+
+/**
+ * usnic_rel_txwin_timed_out() - the windows a retransmit timeout concerns
+ * @w: the windows sharing the timer (a connection's channels)
+ * @n: how many, at most BITS_PER_LONG
+ * @now_ns: the time
+ * @rto_ns: the timeout that expired
+ *
+ * The timer serves all the windows of a connection, and progress on one does
+ * not restart it while another is overdue: when it fires, a window whose
+ * oldest packet went out less than @rto_ns ago is making progress (its
+ * packets are on their way or being acknowledged) and is left alone, its
+ * congestion window included. When none is overdue (the RTO grew since the
+ * timer was armed), all windows with packets in flight are, as before.
+ *
+ * Return: a bit for each window concerned.
+ */
+unsigned long usnic_rel_txwin_timed_out(const struct usnic_rel_txwin *const *w,
+					unsigned int n, u64 now_ns, u64 rto_ns)
+{
+	unsigned long overdue = 0, busy = 0;
+	unsigned int i;
+
+	for (i = 0; i < n && i < BITS_PER_LONG; i++) {
+		if (!usnic_rel_txwin_inflight(w[i]))
+			continue;
+		busy |= BIT(i);
+		if (usnic_rel_txwin_overdue(w[i], now_ns, rto_ns))
+			overdue |= BIT(i);
+	}
+	return overdue ? overdue : busy;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_timed_out);
 
 /**
  * usnic_rel_txwin_reo_timeout() - the reorder timer fired

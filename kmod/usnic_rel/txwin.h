@@ -120,7 +120,9 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u32 ack, u64 sack, bool pure,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
-void usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+unsigned long usnic_rel_txwin_timed_out(const struct usnic_rel_txwin *const *w,
+					unsigned int n, u64 now_ns, u64 rto_ns);
 void usnic_rel_txwin_reo_timeout(struct usnic_rel_txwin *w, u64 now_ns,
 				 struct usnic_rel_ack_result *res);
 u32 usnic_rel_txwin_lost_end(const struct usnic_rel_txwin *w);

@@ -272,13 +272,14 @@ static void cwnd_timeout_marks_what_had_time(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 100), 0);
 	cw_send(test, &w, 6, 10);
 	cw_send(test, &w, 2, 50);
-	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 100, 0x2, true, 60, &res),
-			USNIC_REL_ACK_NEW);
-	usnic_rel_txwin_timeout(&w);
+	/* Nothing reported received: the timeout starts over from one. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 100, 0, true, 60, &res),
+			USNIC_REL_ACK_DUP);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_timeout(&w));
 	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
 	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_LOSS);
-	/* 102 is SACKed, 106 and 107 were sent too recently. */
-	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 20), 5);
+	/* 106 and 107 were sent too recently. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 20), 6);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 2);
 	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_allows(&w.cc,
 						       usnic_rel_txwin_pipe(&w)));
@@ -303,6 +304,96 @@ static void cwnd_timeout_marks_what_had_time(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.cc.cwnd, USNIC_REL_CWND_INITIAL);
 	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
 	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * A timeout while the peer holds packets sent after the hole: the path
+ * delivers, only the hole (a lost resend, a lost tail) went missing. One
+ * loss episode, the window halved once, not started over from one packet;
+ * the timeout still resends every hole that had the time. Without SACKs
+ * the window collapses as before.
+ */
+static void cwnd_timeout_past_sacks_halves_once(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	usnic_rel_cwnd_init(&w.cc, 32, 64);
+	cw_send(test, &w, 8, 10);
+	/* 1 and 2 SACKed: fewer than the duplicates that call 0 lost. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 0, 0x3, true, 20, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_timeout(&w));
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, w.cc.ssthresh, 16);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_RECOVERY);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.fast_episodes, 1);
+	KUNIT_EXPECT_TRUE(test, w.in_recovery);
+	/* Every hole that had the time is resent: 0 and 3..7. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 15), 6);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
+	seq = 0;
+	KUNIT_ASSERT_TRUE(test, usnic_rel_txwin_next_lost(&w, &seq));
+	KUNIT_EXPECT_EQ(test, seq, 0);
+	/* The resends lost too, timed out again: the same episode. */
+	for (seq = 0; usnic_rel_txwin_next_lost(&w, &seq); seq++)
+		usnic_rel_txwin_retransmitted(&w, seq, 30);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_timeout(&w));
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, w.cc.fast_episodes, 1);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, 40), 6);
+	/* All acknowledged: open again at the halved window. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 8, 0, true, 50, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 16);
+	KUNIT_EXPECT_EQ(test, w.nr_lost, 0);
+	/* Silence with nothing SACKed: back to one packet. */
+	cw_send(test, &w, 4, 60);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_timeout(&w));
+	KUNIT_EXPECT_EQ(test, w.cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, w.cc.state, USNIC_REL_CC_LOSS);
+	KUNIT_EXPECT_EQ(test, w.cc.rto_episodes, 1);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
+ * The connection's one retransmit timer fires for the channel whose oldest
+ * packet waited it out; the other channel, whose packets went out since,
+ * keeps its window and its packets. With none overdue (the RTO grew since
+ * the timer was armed) every channel with packets in flight is concerned.
+ */
+static void cwnd_timeout_spares_progressing_window(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin a, b;
+	const struct usnic_rel_txwin *w[2] = { &a, &b };
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&a, 64, 0), 0);
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&b, 64, 500), 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 500), 0);
+	cw_send(test, &a, 4, 100);
+	cw_send(test, &b, 4, 900);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 500), BIT(0));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1500, 500),
+			BIT(0) | BIT(1));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1000, 5000),
+			BIT(0) | BIT(1));
+	/* A resend of its oldest packet restarts a window's wait. */
+	usnic_rel_txwin_retransmitted(&a, 0, 950);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1450, 500), BIT(1));
+	/* A window with nothing in flight is never concerned. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&b, 504, 0, true, 1460, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1460, 5000), BIT(0));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_timed_out(w, 2, 1460, 100), BIT(0));
+	usnic_rel_txwin_destroy(&a);
+	usnic_rel_txwin_destroy(&b);
 }
 
 /*
@@ -759,6 +850,8 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_loss_stops_at_floor),
 	KUNIT_CASE(cwnd_gates_the_send_window),
 	KUNIT_CASE(cwnd_timeout_marks_what_had_time),
+	KUNIT_CASE(cwnd_timeout_past_sacks_halves_once),
+	KUNIT_CASE(cwnd_timeout_spares_progressing_window),
 	KUNIT_CASE(cwnd_peer_not_ready_is_not_congestion),
 	KUNIT_CASE(cwnd_lost_resend_found_by_acks),
 	KUNIT_CASE(cwnd_first_send_lost_by_time),
