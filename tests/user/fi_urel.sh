@@ -18,6 +18,28 @@ fail() {
 }
 cleanup() { ip netns del urA 2>/dev/null || true; ip netns del urB 2>/dev/null || true; }
 trap cleanup EXIT
+# bound NS PORT: wait (30 s at most) until a UDP socket in NS is bound to PORT.
+bound() {
+	local i
+	for i in $(seq 100); do
+		ip netns exec "$1" ss -Hlun "sport = :$2" | grep -q . && return 0
+		sleep 0.3
+	done
+}
+# pair NAME BIN SPORT CPORT: BIN -s in urA at 10.78.0.1:SPORT against BIN -c in
+# urB at 10.78.0.2:CPORT, the client started once the server's port is bound.
+pair() {
+	local name=$1 bin=$2 sport=$3 cport=$4 pid
+	echo "$name -s 10.78.0.1 $sport 10.78.0.2 $cport / -c"
+	ip netns exec urA timeout 600 "$bin" -s 10.78.0.1 "$sport" 10.78.0.2 "$cport" \
+		>"$tmp/${name}_server" 2>&1 &
+	pid=$!
+	bound urA "$sport"
+	ip netns exec urB timeout 600 "$bin" -c 10.78.0.2 "$cport" 10.78.0.1 "$sport" ||
+		fail "$name (client)"
+	wait $pid || fail "$name (server)"
+	cat "$tmp/${name}_server"
+}
 
 info=$(fi_info -p urel -v) || fail "fi_info -p urel"
 for want in 'type: FI_EP_RDM' 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, FI_DIRECTED_RECV \]' \
@@ -108,41 +130,19 @@ pingpong -S 100000 -I 30 -c -m tagged
 # RMA and atomics between the namespaces (both bind fixed ports: the module
 # answers only peers its endpoint knows).
 rma=$USNIC_REL_BUILD/tests/fi_rma_check
-echo "fi_rma_check -s 10.78.0.1 47700 10.78.0.2 47701 / -c"
-ip netns exec urA timeout 600 "$rma" -s 10.78.0.1 47700 10.78.0.2 47701 >"$tmp/rma_server" 2>&1 &
-pid=$!
-for i in $(seq 100); do
-	ip netns exec urA ss -Hlun 'sport = :47700' | grep -q . && break
-	sleep 0.3
-done
-ip netns exec urB timeout 600 "$rma" -c 10.78.0.2 47701 10.78.0.1 47700 || fail "fi_rma_check (client)"
-wait $pid || fail "fi_rma_check (server)"
-cat "$tmp/rma_server"
+pair fi_rma_check "$rma" 47700 47701
 echo "fi_rma_check -l 10.78.0.1 47710"
 ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l (own window)"
 # Threads sharing one endpoint and CQ (FI_THREAD_SAFE): every echo once, no completion lost
 # while other threads poll the queue empty.
-thr=$USNIC_REL_BUILD/tests/fi_threads
-echo "fi_threads -s 10.78.0.1 47730 10.78.0.2 47731 / -c"
-ip netns exec urA timeout 600 "$thr" -s 10.78.0.1 47730 10.78.0.2 47731 >"$tmp/thr_server" 2>&1 &
-pid=$!
-for i in $(seq 100); do
-	ip netns exec urA ss -Hlun 'sport = :47730' | grep -q . && break
-	sleep 0.3
-done
-ip netns exec urB timeout 600 "$thr" -c 10.78.0.2 47731 10.78.0.1 47730 || fail "fi_threads (client)"
-wait $pid || fail "fi_threads (server)"
-cat "$tmp/thr_server"
+pair fi_threads "$USNIC_REL_BUILD/tests/fi_threads" 47730 47731
 # With the eager limit no longer than the tiny one (both 128 B), no notice can
 # ride the data channel: it waits for the puts to complete instead; the
 # target's checks are the same.
 echo "fi_rma_check, writes with CQ data only, UREL_MSG_TINY_MAX=UREL_MSG_EAGER_MAX=128"
 FI_LOG_LEVEL=info FI_LOG_PROV=urel UREL_MSG_TINY_MAX=128 UREL_MSG_EAGER_MAX=128 WD_ONLY=1 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47730 10.78.0.2 47731 >"$tmp/wd_server" 2>&1 &
 pid=$!
-for i in $(seq 100); do
-	ip netns exec urA ss -Hlun 'sport = :47730' | grep -q . && break
-	sleep 0.3
-done
+bound urA 47730
 UREL_MSG_TINY_MAX=128 UREL_MSG_EAGER_MAX=128 WD_ONLY=1 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47731 10.78.0.1 47730 ||
 	fail "fi_rma_check writes with CQ data after the puts (client)"
 wait $pid || fail "fi_rma_check writes with CQ data after the puts (server)"
@@ -162,10 +162,7 @@ echo "fi_rma_check, writes with CQ data only, netem loss 10% both ways"
 # it, instead of being resent at a closed port while a loaded VM starts it.
 WD_ONLY=3 ip netns exec urB timeout 300 "$rma" -c 10.78.0.2 47721 10.78.0.1 47720 >"$tmp/wd_client" 2>&1 &
 cpid=$!
-for i in $(seq 100); do
-	ip netns exec urB ss -Hlun 'sport = :47721' | grep -q . && break
-	sleep 0.3
-done
+bound urB 47721
 WD_ONLY=3 ip netns exec urA timeout 300 "$rma" -s 10.78.0.1 47720 10.78.0.2 47721 ||
 	fail "fi_rma_check writes with CQ data under loss (server)"
 wait $cpid || fail "fi_rma_check writes with CQ data under loss (client)"
