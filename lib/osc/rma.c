@@ -288,6 +288,11 @@ int urel_osc_quiet_close(struct urel_win *w, int target)
 
 	pthread_mutex_lock(&w->ctx->lock);
 	open = urel_osc_quiet_open(t);
+	/* Dead: its kernel fails what it did not answer, nothing more will be. */
+	if (open && urel_osc_is_dead(w->ctx, t->peer)) {
+		t->quiet_closed = t->quiet_posted;
+		open = false;
+	}
 	pthread_mutex_unlock(&w->ctx->lock);
 	/* Only puts under the word are quiet: it is there, and adding 0 changes nothing. */
 	if (!open)
