@@ -99,7 +99,12 @@ static void usnic_rel_pack_gather(struct usnic_rel_ep *ep, unsigned int chan,
 		if ((pk->n + 1) * sizeof(struct usnic_rel_packed_rec) +
 		    pk->len + sqe.len > room)
 			break;
-		if (!usnic_rel_cq_reserve(ep))
+		/*
+		 * As many CQ slots stay free as the packet's messages take: a
+		 * packet to ourselves, or a peer's packet to us, needs them to
+		 * be delivered, and these sends complete only once it is.
+		 */
+		if (!usnic_rel_cq_reserve_spare(ep, pk->n + 1))
 			break;
 		usnic_rel_pack_add(ep, chan, pk, &sqe);
 	}
@@ -267,8 +272,8 @@ u32 usnic_rel_pack_send(struct usnic_rel_ep *ep, unsigned int chan,
 	if (usnic_rel_pack_out(ep, peer, chan, pk, false))
 		goto unreserve;
 	more = pk->n - 1;
-	/* Our copies are sent: userspace may reuse the slots. */
 	ring->kidx += more;
+	/* Our copies are sent: orders their reads before userspace reuses the slots. */
 	smp_store_release(&ring->hdr->head, ring->kidx);
 	return more;
 unreserve:

@@ -456,7 +456,7 @@ void usnic_rel_pack_free(struct usnic_rel_ep *ep);
 /* send.c */
 int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
 			const struct usnic_rel_sqe *sqe);
-bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep);
+bool usnic_rel_cq_reserve_spare(struct usnic_rel_ep *ep, u32 spare);
 void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 			       struct usnic_rel_peer *peer,
 			       const void *buf, size_t len, int err);
