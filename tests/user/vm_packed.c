@@ -28,8 +28,8 @@
 #define DEADLINE_MS 120000
 #define MIXED_MSGS 3000
 #define OUTSTANDING 256
-#define SLOT 1024		/* staging bytes per outstanding send */
-#define TO_SECOND 13		/* every this many sends go to the second receiver */
+#define SLOT 1024 /* staging bytes per outstanding send */
+#define TO_SECOND 13 /* every this many sends go to the second receiver */
 
 static long long now_ms(void)
 {
@@ -85,9 +85,9 @@ struct stream {
 	int fds[3];
 	uint32_t peer[2];
 	uint32_t sent, completed, received;
-	uint32_t next_seq[2][USNIC_REL_NR_CHANS];	/* sender's, per receiver and channel */
-	uint32_t want_seq[2][USNIC_REL_NR_CHANS];	/* receivers' */
-	uint8_t done[MIXED_MSGS];			/* completions seen, by user_ctx */
+	uint32_t next_seq[2][USNIC_REL_NR_CHANS]; /* sender's, per receiver and channel */
+	uint32_t want_seq[2][USNIC_REL_NR_CHANS]; /* receivers' */
+	uint8_t done[MIXED_MSGS]; /* completions seen, by user_ctx */
 };
 
 static int stream_open(struct stream *s, uint32_t rx_bufs)
@@ -144,7 +144,8 @@ static uint32_t sq_room(struct stream *s, uint32_t chan)
 	int r = chan == USNIC_REL_CHAN_CMD ? USNIC_REL_REGION_SQ_CMD : USNIC_REL_REGION_SQ_DATA;
 
 	return s->tx.info.sq_entries -
-	       (*urt_ring_tail(&s->tx, r) - __atomic_load_n(urt_ring_head(&s->tx, r), __ATOMIC_ACQUIRE));
+	       (*urt_ring_tail(&s->tx, r) -
+		__atomic_load_n(urt_ring_head(&s->tx, r), __ATOMIC_ACQUIRE));
 }
 
 /* A non-blocking look at a CQ. */
@@ -251,8 +252,8 @@ static void run_mixed(const char *name, bool faults)
 	}
 	packed = urt_counter(s.tx.info.debug_id, "tx_packed_messages");
 	packets = urt_counter(s.tx.info.debug_id, "tx_data_packets");
-	printf("  sent %u completed %u received %u; %lld data packets, %lld sends packed\n",
-	       s.sent, s.completed, s.received, packets, packed);
+	printf("  sent %u completed %u received %u; %lld data packets, %lld sends packed\n", s.sent,
+	       s.completed, s.received, packets, packed);
 	if (faults)
 		printf("  faults: dropped %lld duplicated %lld reordered %lld\n",
 		       urt_fault_count(&s.tx, "dropped"), urt_fault_count(&s.tx, "duplicated"),
@@ -288,8 +289,8 @@ static void check_starve(void)
 	long long end = now_ms() + DEADLINE_MS;
 	uint32_t held[STARVE_MSGS], nr_held = 0;
 
-	printf("starve: %d sends rung at once, %d receive buffers given back slowly\n",
-	       STARVE_MSGS, STARVE_BUFS);
+	printf("starve: %d sends rung at once, %d receive buffers given back slowly\n", STARVE_MSGS,
+	       STARVE_BUFS);
 	if (stream_open(&s, STARVE_BUFS))
 		return;
 	for (uint32_t i = 0; i < STARVE_MSGS; i++) {
