@@ -100,7 +100,7 @@ $(BUILD)/tests/vm_nomem_%: TEST_LDFLAGS = \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
 
 # libfabric programs (tests/fi/) for the provider's tests: libfabric's API only.
-$(BUILD)/tests/fi_%: tests/fi/fi_%.c
+$(BUILD)/tests/fi_%: tests/fi/fi_%.c tests/fi/fi_check.h
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lfabric
 
@@ -219,7 +219,7 @@ clean:
 .SECONDARY:
 
 # Userspace C follows .clang-format; the kernel side follows checkpatch.
-USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.[ch] tests/fi/*.c tools/*.[ch] examples/*.[ch] bench/*.[ch] bench/mpi/*.c)
+USER_C := $(wildcard lib/*.[ch] lib/msg/*.[ch] lib/osc/*.[ch] prov/*.[ch] include/usnicrel*.h tests/user/*.[ch] tests/mpi/*.[ch] tests/fi/*.[ch] tools/*.[ch] examples/*.[ch] bench/*.[ch] bench/mpi/*.c)
 .PHONY: format format-check
 format:
 	clang-format -i $(USER_C)

@@ -173,6 +173,15 @@ int usnic_rel_conn_tx_grow(struct usnic_rel_peer *peer, unsigned int chan)
 	int ret = 0;
 
 	lockdep_assert_held(&ep->tx_lock);
+	/*
+	 * Most sends find a free slot: look without conn->lock first. Only
+	 * tx_lock holders resize, so cap holds still; an ACK, an answer
+	 * numbered in the receive softirq or a reset may move next and una
+	 * under the look. A wrong "room" costs the push's -ENOBUFS, after
+	 * which the sender comes back here.
+	 */
+	if (data_race(READ_ONCE(w->next) - READ_ONCE(w->una)) < w->cap)
+		return 0;
 	spin_lock_bh(&conn->lock);
 	cap = usnic_rel_txwin_grow_cap(w);
 	spin_unlock_bh(&conn->lock);

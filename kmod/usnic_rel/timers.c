@@ -9,8 +9,10 @@
  * and after it, until the peer shows that it paired too, the HELLO that
  * answered the peer's challenge with the data. The reorder timer calls
  * packets lost by time (RACK) when no ACK comes to do it. One hrtimer bounds
- * how long an ACK may be held back for coalescing. Both only decide: the transmissions they ask for
- * happen in the connection's work item, in process context.
+ * how long an ACK may be held back for coalescing, and sends the ACK itself
+ * from its softirq when it can (usnic_rel_ack_take_inline()). Otherwise the
+ * timers only decide: the resends and probes they ask for happen in the
+ * connection's work item, in process context.
  *
  * The retransmit and delayed-ACK timers are lazy: a reason that goes away
  * (the flight acknowledged, the ACK carried by a data packet) does not

@@ -37,14 +37,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+
+#include "fi_check.h"
 
 /* Bytes of the window: several library pieces, and not a multiple of a page. */
 #define WIN (3u * 1024 * 1024 + 4099)
@@ -104,26 +101,6 @@ static int fails;
 			printf("\n");                                                              \
 		}                                                                                  \
 	} while (0)
-#define DIE(...)                                                                                   \
-	do {                                                                                       \
-		printf("FATAL: " __VA_ARGS__);                                                     \
-		printf("\n");                                                                      \
-		exit(2);                                                                           \
-	} while (0)
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		ssize_t r_ = (call);                                                               \
-		if (r_)                                                                            \
-			DIE("%s: %s (%zd)", #call, fi_strerror((int)-r_), r_);                     \
-	} while (0)
-
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_cq *cq;
-static struct fid_ep *ep;
-static fi_addr_t peer;
 
 /* The server's key message, and its verdict. */
 struct reply {
@@ -131,14 +108,6 @@ struct reply {
 	uint64_t len;
 	int status;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* The last successful completion wait_for() took. */
 static struct fi_cq_data_entry last;
@@ -234,7 +203,7 @@ static int wait_for(void *ctx, uint64_t *flags, struct fi_cq_err_entry *e)
 			DIE("%s: %s (%zd)", #call, fi_strerror((int)-r_), r_);                     \
 	} while (0)
 
-/* Up to the domain; then setup_ep(). */
+/* Up to the domain; then open_ep(). */
 static void setup(const char *node, const char *port)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -267,36 +236,6 @@ static void setup(const char *node, const char *port)
 	      "mr_mode %#x: offsets and provider keys expected", info->domain_attr->mr_mode);
 	TRY(fi_fabric(info->fabric_attr, &fabric, NULL));
 	TRY(fi_domain(fabric, info, &domain, NULL));
-}
-
-static void setup_ep(const char *pnode, const char *pport)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-
-	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE };
-	struct fi_av_attr ava = { .type = FI_AV_MAP };
-
-	TRY(fi_cq_open(domain, &cqa, &cq, NULL));
-	TRY(fi_av_open(domain, &ava, &av, NULL));
-	TRY(fi_endpoint(domain, info, &ep, NULL));
-	TRY(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	TRY(fi_ep_bind(ep, &av->fid, 0));
-	TRY(fi_enable(ep));
-	sin.sin_port = htons((uint16_t)atoi(pport));
-	if (inet_pton(AF_INET, pnode, &sin.sin_addr) != 1)
-		DIE("bad peer address %s", pnode);
-	if (fi_av_insert(av, &sin, 1, &peer, 0, NULL) != 1)
-		DIE("fi_av_insert of the peer");
-}
-
-static void teardown(void)
-{
-	TRY(fi_close(&ep->fid));
-	TRY(fi_close(&av->fid));
-	TRY(fi_close(&cq->fid));
-	TRY(fi_close(&domain->fid));
-	TRY(fi_close(&fabric->fid));
-	fi_freeinfo(info);
 }
 
 static unsigned char pat0(size_t i)
@@ -502,13 +441,13 @@ static int serve(const char *node, const char *port, const char *pnode, const ch
 		win[i] = pat0(i);
 	/* Registered before the endpoint exists: the endpoint must serve it. */
 	if (getenv("LATE_MR")) {
-		setup_ep(pnode, pport);
+		open_ep(FI_CQ_FORMAT_DATA, pnode, pport);
 		TRY(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			      NULL));
 	} else {
 		TRY(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			      NULL));
-		setup_ep(pnode, pport);
+		open_ep(FI_CQ_FORMAT_DATA, pnode, pport);
 	}
 	CHECK(fi_mr_key(mr) != 0 && fi_mr_key(mr) != FI_KEY_NOTAVAIL, "key %#" PRIx64,
 	      fi_mr_key(mr));
@@ -1050,7 +989,7 @@ static int client(const char *node, const char *port, const char *pnode, const c
 	int ctx;
 
 	setup(node, port);
-	setup_ep(pnode, pport);
+	open_ep(FI_CQ_FORMAT_DATA, pnode, pport);
 	POST(fi_recv(ep, &r, sizeof(r), NULL, peer, &ctx));
 	CHECK(!wait_for(&ctx, NULL, NULL), "key");
 	CHECK(r.len == WIN, "window of %" PRIu64 " bytes", r.len);
@@ -1101,7 +1040,7 @@ static int self_check(const char *node, const char *port)
 	for (size_t i = 0; i < WIN; i++)
 		win[i] = model[i] = pat0(i);
 	TRY(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
-	setup_ep(node, port);
+	open_ep(FI_CQ_FORMAT_DATA, node, port);
 	key = fi_mr_key(mr);
 	target_win = win;
 	exercise();

@@ -21,12 +21,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "fi_check.h"
 
 #define THREADS 4
 #define ROUNDS 400
@@ -34,40 +31,12 @@
 #define SERVER_RX 32 /* receives the server keeps posted */
 #define STOP_TAG 0x7fffffffffffffffULL
 
-#define DIE(...)                                                                                   \
-	do {                                                                                       \
-		printf("FATAL: " __VA_ARGS__);                                                     \
-		printf("\n");                                                                      \
-		exit(2);                                                                           \
-	} while (0)
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		ssize_t r_ = (call);                                                               \
-		if (r_)                                                                            \
-			DIE("%s: %s (%zd)", #call, fi_strerror((int)-r_), r_);                     \
-	} while (0)
-
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_av *av;
-static struct fid_cq *cq;
-static struct fid_ep *ep;
-static fi_addr_t peer;
 static int fails; /* atomic */
 
 static void fail(const char *what, int t, int i)
 {
 	__atomic_add_fetch(&fails, 1, __ATOMIC_RELAXED);
 	printf("FAIL: thread %d round %d: %s\n", t, i, what);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static uint64_t check_word(uint64_t t, uint64_t i)
@@ -78,9 +47,6 @@ static uint64_t check_word(uint64_t t, uint64_t i)
 static void setup(const char *node, const char *port, const char *pnode, const char *pport)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
-	struct fi_av_attr ava = { .type = FI_AV_MAP };
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int ret;
 
 	if (!hints)
@@ -99,27 +65,7 @@ static void setup(const char *node, const char *port, const char *pnode, const c
 		DIE("inject_size %zu", info->tx_attr->inject_size);
 	TRY(fi_fabric(info->fabric_attr, &fabric, NULL));
 	TRY(fi_domain(fabric, info, &domain, NULL));
-	TRY(fi_cq_open(domain, &cqa, &cq, NULL));
-	TRY(fi_av_open(domain, &ava, &av, NULL));
-	TRY(fi_endpoint(domain, info, &ep, NULL));
-	TRY(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	TRY(fi_ep_bind(ep, &av->fid, 0));
-	TRY(fi_enable(ep));
-	sin.sin_port = htons((uint16_t)atoi(pport));
-	if (inet_pton(AF_INET, pnode, &sin.sin_addr) != 1)
-		DIE("bad peer address %s", pnode);
-	if (fi_av_insert(av, &sin, 1, &peer, 0, NULL) != 1)
-		DIE("fi_av_insert of the peer");
-}
-
-static void teardown(void)
-{
-	TRY(fi_close(&ep->fid));
-	TRY(fi_close(&av->fid));
-	TRY(fi_close(&cq->fid));
-	TRY(fi_close(&domain->fid));
-	TRY(fi_close(&fabric->fid));
-	fi_freeinfo(info);
+	open_ep(FI_CQ_FORMAT_TAGGED, pnode, pport);
 }
 
 /* An operation's context: whoever reads its completion marks it done. */
