@@ -64,6 +64,12 @@ enum urel_opcode {
 
 /* Post flags: queue the operation but leave the doorbell to a later call. */
 #define UREL_POST_MORE (1U << 0)
+/*
+ * urel_ep_put() only: the target answers the put only if it refuses it; it
+ * completes (in order) once a later operation to the same peer on the data
+ * channel is answered, or with its own error.
+ */
+#define UREL_POST_QUIET (1U << 1)
 
 /* --- Device ------------------------------------------------------------- */
 

@@ -7,16 +7,17 @@
  * command channel; the windows' lock words take atomics on the data channel,
  * where the target's kernel applies them after the puts posted before. The
  * target's kernel performs the operation: its process need not make
- * progress.
+ * progress. A quiet put (UREL_POST_QUIET) is answered only on error: the
+ * next answer on the data channel reports it applied.
  */
 #include <errno.h>
 
 #include "internal.h"
 
 static int urel_rma_check(struct urel_ep *ep, urel_peer_t peer, size_t len, uint64_t remote_off,
-			  unsigned int flags)
+			  unsigned int flags, unsigned int allowed)
 {
-	if (!ep || !len || flags & ~UREL_POST_MORE || remote_off + len < remote_off)
+	if (!ep || !len || flags & ~allowed || remote_off + len < remote_off)
 		return -EINVAL;
 	if (len > UINT32_MAX)
 		return -EMSGSIZE;
@@ -34,10 +35,13 @@ UREL_API int urel_ep_put(struct urel_ep *ep, urel_peer_t peer, const void *buf, 
 		.len = (uint32_t)len,
 		.rkey = rkey,
 		.remote_off = remote_off,
+		/* Answered by the next answer on the channel, unless refused. */
+		.flags = flags & UREL_POST_QUIET ? USNIC_REL_SQE_QUIET : 0,
 	};
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct urel_payload pl = { .iov = &iov, .iovcnt = 1 };
-	int ret = urel_rma_check(ep, peer, len, remote_off, flags);
+	int ret =
+		urel_rma_check(ep, peer, len, remote_off, flags, UREL_POST_MORE | UREL_POST_QUIET);
 
 	if (ret)
 		return ret;
@@ -56,7 +60,7 @@ UREL_API int urel_ep_get(struct urel_ep *ep, urel_peer_t peer, void *buf, size_t
 		.rkey = rkey,
 		.remote_off = remote_off,
 	};
-	int ret = urel_rma_check(ep, peer, len, remote_off, flags);
+	int ret = urel_rma_check(ep, peer, len, remote_off, flags, UREL_POST_MORE);
 
 	if (ret)
 		return ret;
@@ -83,7 +87,7 @@ int urel_atomic_post(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,
 
 	if (!op)
 		return -EINVAL;
-	ret = urel_rma_check(ep, peer, op->size, remote_off, flags);
+	ret = urel_rma_check(ep, peer, op->size, remote_off, flags, UREL_POST_MORE);
 	if (ret)
 		return ret;
 	if ((op->size != 4 && op->size != 8) || remote_off % op->size)

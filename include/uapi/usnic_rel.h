@@ -23,7 +23,7 @@
  * Bumped on any incompatible change of this header or of the ring layouts.
  * The library refuses to run against a module with another version.
  */
-#define USNIC_REL_ABI_VERSION	5
+#define USNIC_REL_ABI_VERSION	6
 
 #define USNIC_REL_DEVICE_NAME	"usnic_rel"
 
@@ -112,6 +112,15 @@ enum {
 
 /* SQE flags. */
 #define USNIC_REL_SQE_INLINE	(1U << 0)	/* payload in sqe.inline_data */
+/*
+ * PUT only: the target answers it only when it refuses it; its success is
+ * reported by the target's next answer on the channel (the wire format's
+ * USNIC_REL_PUT_F_QUIET). It completes, in order, once a later operation
+ * on the same channel to the same peer is answered, or with the error
+ * that refused it, or when the connection fails: post an answered one
+ * after it before waiting for it.
+ */
+#define USNIC_REL_SQE_QUIET	(1U << 1)
 
 #define USNIC_REL_SQE_INLINE_MAX	64
 

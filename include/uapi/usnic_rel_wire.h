@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		6
+#define USNIC_REL_WIRE_VERSION		7
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -57,6 +57,11 @@
 #define USNIC_REL_WIRE_SACK_BLOCKS	32
 /* A SACK block ends at most this far past the cumulative ACK. */
 #define USNIC_REL_WIRE_SACK_REACH	0x10000U
+/*
+ * Most quiet PUTs (USNIC_REL_PUT_F_QUIET) one answer reports as applied in
+ * its @quiet field: the target answers the next one by itself instead.
+ */
+#define USNIC_REL_WIRE_MAX_QUIET	255U
 
 enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_DATA		= 1,	/* message fragment */
@@ -198,12 +203,24 @@ struct usnic_rel_data_hdr {
  * @frag_offset: offset of the payload in the operation.
  * @op_len: length of the whole operation, at most USNIC_REL_WIRE_MAX_RDMA;
  *	@frag_offset + payload_len <= @op_len.
- * @reserved: zero.
+ * @flags: USNIC_REL_PUT_F_*, the same in every fragment; unknown bits are
+ *	dropped.
  *
  * The target answers with one USNIC_REL_PKT_STATUS: an error for the first
  * fragment it refuses, or USNIC_REL_ST_OK after the last fragment
  * (@frag_offset + payload_len == @op_len). Fragments of one operation travel
  * on one channel, so they reach the target in order.
+ *
+ * A quiet PUT (USNIC_REL_PUT_F_QUIET) applied in full is not answered by
+ * itself: the target counts it, and its next answer on the channel (to any
+ * one-sided request; not a DATA refusal) says in @quiet how many quiet PUTs
+ * were applied since its previous answer. The origin completes that many of
+ * its oldest operations of the channel, each of which must be a quiet PUT,
+ * before the one answered. A refused quiet PUT is answered with its error
+ * STATUS as any other; one that would make the count exceed
+ * USNIC_REL_WIRE_MAX_QUIET is answered with USNIC_REL_ST_OK. So a quiet
+ * PUT completes only once a later answer proves the target applied it:
+ * its origin must follow it with an answered request on the channel.
  */
 struct usnic_rel_put_hdr {
 	__be64 rkey;
@@ -211,8 +228,12 @@ struct usnic_rel_put_hdr {
 	__be32 op_id;
 	__be32 frag_offset;
 	__be32 op_len;
-	__be32 reserved;
+	__be32 flags;
 };
+
+/* usnic_rel_put_hdr.flags */
+#define USNIC_REL_PUT_F_QUIET	0x1	/* answered by the next answer, unless refused */
+#define USNIC_REL_PUT_F_ALL	USNIC_REL_PUT_F_QUIET
 
 /**
  * struct usnic_rel_get_req_hdr - USNIC_REL_PKT_GET_REQ: RDMA read request,
@@ -239,13 +260,14 @@ struct usnic_rel_get_req_hdr {
  * @op_id: op_id of the request.
  * @frag_offset: offset of the payload in the operation.
  * @op_len: length of the request; @frag_offset + payload_len <= @op_len.
- * @reserved: zero.
+ * @quiet: quiet PUTs applied before the request (struct usnic_rel_put_hdr),
+ *	at most USNIC_REL_WIRE_MAX_QUIET; zero unless @frag_offset is zero.
  */
 struct usnic_rel_get_resp_hdr {
 	__be32 op_id;
 	__be32 frag_offset;
 	__be32 op_len;
-	__be32 reserved;
+	__be32 quiet;
 };
 
 enum usnic_rel_atomic_op {
@@ -284,12 +306,13 @@ struct usnic_rel_atomic_req_hdr {
  * struct usnic_rel_atomic_resp_hdr - USNIC_REL_PKT_ATOMIC_RESP, no payload
  *	(16 bytes)
  * @op_id: op_id of the request.
- * @reserved: zero.
+ * @quiet: quiet PUTs applied before the request (struct usnic_rel_put_hdr),
+ *	at most USNIC_REL_WIRE_MAX_QUIET.
  * @old: the value before the operation (zero-extended when 32-bit).
  */
 struct usnic_rel_atomic_resp_hdr {
 	__be32 op_id;
-	__be32 reserved;
+	__be32 quiet;
 	__be64 old;
 };
 
@@ -313,13 +336,14 @@ enum usnic_rel_wire_status {
  *	always, when @req_type is USNIC_REL_PKT_DATA.
  * @req_type: type of the packet answered (PUT, GET_REQ, ATOMIC_REQ or
  *	DATA).
- * @reserved: zero.
+ * @quiet: quiet PUTs applied before the request (struct usnic_rel_put_hdr),
+ *	at most USNIC_REL_WIRE_MAX_QUIET; zero when @req_type is DATA.
  */
 struct usnic_rel_status_hdr {
 	__be32 op_id;
 	__be16 status;
 	__u8 req_type;
-	__u8 reserved;
+	__u8 quiet;
 };
 
 /**

@@ -83,6 +83,7 @@ struct usnic_rel_rdma_op {
 	bool linked;
 	bool in_sq;			/* the send path still holds it */
 	bool done;			/* completed while the send path held it */
+	bool quiet;			/* PUT answered by a later answer (wire.h) */
 	u32 len;
 	u32 staging_off;		/* GET: where the bytes land */
 	u32 received;			/* GET: bytes landed so far */
@@ -101,12 +102,14 @@ struct usnic_rel_rdma_resp {
 	u64 offset;
 	u32 len;
 	u32 sent;
+	u32 quiet;			/* quiet PUTs applied before its request */
 };
 
 /* A PUT being applied here; its fragments arrive in order. */
 struct usnic_rel_rx_put {
 	bool active;
 	bool failed;			/* refused: the rest is dropped */
+	u32 flags;			/* USNIC_REL_PUT_F_*, of every fragment */
 	u32 op_id;
 	u32 op_len;
 	u32 next;			/* frag_offset expected next */
@@ -121,6 +124,8 @@ struct usnic_rel_chan_conn {
 	struct list_head ops;		/* struct usnic_rel_rdma_op, oldest first */
 	struct list_head resps;		/* struct usnic_rel_rdma_resp, oldest first */
 	u32 nr_resps;
+	/* Quiet PUTs applied since the last answer queued: the next one says. */
+	u32 quiet_done;
 	struct usnic_rel_rx_put put;
 	struct list_head sendq;		/* struct usnic_rel_sq_cur, parked in order */
 	struct {			/* the last message the peer refused */

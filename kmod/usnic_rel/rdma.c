@@ -10,6 +10,13 @@
  * at the origin, a response can only be for the oldest operation of its
  * channel: anything else is forged and dropped.
  *
+ * Except for quiet PUTs (USNIC_REL_SQE_QUIET): one applied in full is not
+ * answered by itself but counted, and the channel's next answer carries the
+ * count (wire.h). So an answer with count n is for the op after the n
+ * oldest, each of which must be a quiet PUT sent in full: they complete
+ * first, with success, since the target applied them before the request
+ * it answers. A refused quiet PUT gets its error STATUS as any op does.
+ *
  * The common case skips the work item: an answer that the request just
  * queued, the oldest owed on its channel, in one packet, is numbered in the
  * receive softirq under conn->lock and sent from there once the lock is
@@ -49,6 +56,8 @@ int usnic_rel_rdma_start(struct usnic_rel_ep *ep, struct usnic_rel_sq_cur *cur)
 		return -ENOMEM;
 	op->req_type = usnic_rel_sqe_pkt_type(sqe->opcode);
 	op->in_sq = true;
+	op->quiet = sqe->opcode == USNIC_REL_OP_PUT &&
+		    sqe->flags & USNIC_REL_SQE_QUIET;
 	op->len = sqe->len;
 	op->staging_off = sqe->staging_off;
 	op->cqe.user_ctx = sqe->user_ctx;
@@ -124,6 +133,7 @@ void usnic_rel_rdma_fill_request(struct usnic_rel_peer *peer, unsigned int chan,
 		pkt->put.op_id = op->op_id;
 		pkt->put.frag_offset = cur->sent;
 		pkt->put.op_len = sqe->len;
+		pkt->put.flags = op->quiet ? USNIC_REL_PUT_F_QUIET : 0;
 		break;
 	case USNIC_REL_PKT_GET_REQ:
 		pkt->get_req.rkey = sqe->rkey;
@@ -191,24 +201,71 @@ static void usnic_rel_rdma_complete(struct usnic_rel_ep *ep,
 		kfree(op);
 }
 
-/* A response from the target: it answers the oldest op of its channel. */
+/*
+ * The op a response with @quiet quiet PUTs before it answers: the one after
+ * the @quiet oldest of @c, each of which must be a quiet PUT whose packets
+ * all left (the target counts one only at its last fragment). NULL when
+ * the channel does not hold that: the response is forged.
+ */
+static struct usnic_rel_rdma_op *
+usnic_rel_rdma_after_quiet(struct usnic_rel_chan_conn *c, u32 quiet)
+{
+	struct usnic_rel_rdma_op *op;
+
+	list_for_each_entry(op, &c->ops, node) {
+		if (!quiet--)
+			return op;
+		if (!op->quiet || op->in_sq)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Does @pkt answer @op (or its next GET_RESP fragment)? */
+static bool usnic_rel_rdma_answers(const struct usnic_rel_rdma_op *op,
+				   const struct usnic_rel_pkt *pkt)
+{
+	switch (pkt->type) {
+	case USNIC_REL_PKT_GET_RESP:
+		return op->req_type == USNIC_REL_PKT_GET_REQ &&
+		       op->op_id == pkt->get_resp.op_id &&
+		       op->len == pkt->get_resp.op_len &&
+		       op->received == pkt->get_resp.frag_offset;
+	case USNIC_REL_PKT_ATOMIC_RESP:
+		return op->req_type == USNIC_REL_PKT_ATOMIC_REQ &&
+		       op->op_id == pkt->atomic_resp.op_id;
+	default:
+		/* The parser let OK through only for a PUT. */
+		return op->req_type == pkt->status.req_type &&
+		       op->op_id == pkt->status.op_id;
+	}
+}
+
+/*
+ * A response from the target: it answers the oldest op of its channel that
+ * is not a quiet PUT it says it applied.
+ */
 static void usnic_rel_rdma_rx_response(struct usnic_rel_ep *ep,
 				       struct usnic_rel_chan_conn *c,
 				       const struct usnic_rel_pkt *pkt,
 				       const struct sk_buff *skb)
 {
-	struct usnic_rel_rdma_op *op;
+	struct usnic_rel_rdma_op *op, *prev;
+	u32 quiet = pkt->quiet;
 
-	op = list_first_entry_or_null(&c->ops, struct usnic_rel_rdma_op, node);
-	if (!op)
-		goto forged;
+	op = usnic_rel_rdma_after_quiet(c, quiet);
+	if (!op || !usnic_rel_rdma_answers(op, pkt)) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
+		return;
+	}
+	while (quiet--) {
+		prev = list_first_entry(&c->ops, struct usnic_rel_rdma_op, node);
+		usnic_rel_rdma_complete(ep, prev, 0);
+	}
+	if (pkt->quiet)
+		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_QUIET_DONE, pkt->quiet);
 	switch (pkt->type) {
 	case USNIC_REL_PKT_GET_RESP:
-		if (op->req_type != USNIC_REL_PKT_GET_REQ ||
-		    op->op_id != pkt->get_resp.op_id ||
-		    op->len != pkt->get_resp.op_len ||
-		    op->received != pkt->get_resp.frag_offset)
-			goto forged;
 		/* staging_off + len was checked against the staging size. */
 		usnic_rel_rx_copy(skb, pkt, 0,
 				  ep->staging + op->staging_off + op->received,
@@ -218,23 +275,14 @@ static void usnic_rel_rdma_rx_response(struct usnic_rel_ep *ep,
 			usnic_rel_rdma_complete(ep, op, 0);
 		return;
 	case USNIC_REL_PKT_ATOMIC_RESP:
-		if (op->req_type != USNIC_REL_PKT_ATOMIC_REQ ||
-		    op->op_id != pkt->atomic_resp.op_id)
-			goto forged;
 		op->cqe.imm = pkt->atomic_resp.old;
 		usnic_rel_rdma_complete(ep, op, 0);
 		return;
 	default:
-		/* The parser let OK through only for a PUT. */
-		if (op->req_type != pkt->status.req_type ||
-		    op->op_id != pkt->status.op_id)
-			goto forged;
 		usnic_rel_rdma_complete(ep, op,
 					usnic_rel_rdma_errno(pkt->status.status));
 		return;
 	}
-forged:
-	usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
 }
 
 /*
@@ -304,7 +352,8 @@ usnic_rel_rdma_resp_alloc(struct usnic_rel_ep *ep, struct usnic_rel_chan_conn *c
 /*
  * Owe @r to the peer. The work item sends it, unless the receive path
  * holds the kick back to try sending it from the softirq first
- * (usnic_rel_rdma_resp_inline()). Caller holds conn->lock.
+ * (usnic_rel_rdma_resp_inline()). An answer to a one-sided request
+ * reports the quiet PUTs applied before it. Caller holds conn->lock.
  */
 static void usnic_rel_rdma_resp_queue(struct usnic_rel_peer *peer,
 				      struct usnic_rel_chan_conn *c,
@@ -312,6 +361,11 @@ static void usnic_rel_rdma_resp_queue(struct usnic_rel_peer *peer,
 {
 	struct usnic_rel_conn *conn = &peer->conn;
 
+	if (r->type != USNIC_REL_PKT_STATUS ||
+	    r->req_type != USNIC_REL_PKT_DATA) {
+		r->quiet = c->quiet_done;
+		c->quiet_done = 0;
+	}
 	list_add_tail(&r->node, &c->resps);
 	c->nr_resps++;
 	if (conn->resp_kick_held)
@@ -360,7 +414,7 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 	struct usnic_rel_rx_put *put = &c->put;
 	struct usnic_rel_rdma_resp *r = NULL;
 	struct usnic_rel_mr *mr = NULL;
-	bool last;
+	bool last, silent;
 	u16 st;
 
 	if (!pkt->put.frag_offset) {
@@ -368,15 +422,20 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 		put->failed = false;
 		put->op_id = pkt->put.op_id;
 		put->op_len = pkt->put.op_len;
+		put->flags = pkt->put.flags;
 		put->next = 0;
 	} else if (!put->active || put->op_id != pkt->put.op_id ||
 		   put->op_len != pkt->put.op_len ||
+		   put->flags != pkt->put.flags ||
 		   put->next != pkt->put.frag_offset) {
 		/* In-order delivery makes fragments contiguous: forged. */
 		usnic_rel_count(ep, USNIC_REL_CNT_RX_BAD_HEADER, 1);
 		return 0;
 	}
 	last = pkt->put.frag_offset + pkt->payload_len == pkt->put.op_len;
+	/* Applied in full, a quiet PUT is counted, not answered, while it fits. */
+	silent = last && put->flags & USNIC_REL_PUT_F_QUIET &&
+		 c->quiet_done < USNIC_REL_WIRE_MAX_QUIET;
 	if (put->failed) {
 		/* Refused already: the origin heard it and stops sending. */
 		put->next += pkt->payload_len;
@@ -392,7 +451,7 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 				   pkt->put.frag_offset ? pkt->payload_len :
 				   pkt->put.op_len,
 				   USNIC_REL_ACCESS_REMOTE_WRITE, &mr);
-	if (st || last) {
+	if (st || (last && !silent)) {
 		r = usnic_rel_rdma_resp_alloc(ep, c);
 		if (!r)
 			goto busy;
@@ -416,6 +475,8 @@ static int usnic_rel_rdma_rx_put(struct usnic_rel_ep *ep,
 		usnic_rel_count(ep, USNIC_REL_CNT_RDMA_SERVED, 1);
 	if (r)
 		usnic_rel_rdma_resp_queue(peer, c, r);
+	else if (last && !st)
+		c->quiet_done++;
 	return 0;
 busy:
 	if (mr)
@@ -587,6 +648,9 @@ static int usnic_rel_rdma_resp_take(struct usnic_rel_ep *ep,
 	usnic_rel_pkt_init(ep, peer, &pkt, r->type, chan);
 	pkt.seq = seq;
 	pkt.payload_len = frag;
+	/* In the answer's first packet only (a revoked GET's STATUS follows). */
+	pkt.quiet = r->quiet;
+	r->quiet = 0;
 	switch (r->type) {
 	case USNIC_REL_PKT_GET_RESP:
 		pkt.get_resp.op_id = r->op_id;
@@ -811,6 +875,7 @@ void usnic_rel_rdma_fail_chan(struct usnic_rel_ep *ep,
 	list_for_each_entry_safe(r, rn, &c->resps, node)
 		usnic_rel_rdma_resp_free(c, r);
 	memset(&c->put, 0, sizeof(c->put));
+	c->quiet_done = 0;
 }
 
 /* Endpoint teardown: nothing is posted any more, just free. */

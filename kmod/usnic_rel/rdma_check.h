@@ -33,7 +33,7 @@ static inline int usnic_rel_rdma_sqe_valid(const struct usnic_rel_sqe *sqe,
 		return -EINVAL;
 	switch (sqe->opcode) {
 	case USNIC_REL_OP_PUT:
-		if (sqe->flags & ~USNIC_REL_SQE_INLINE)
+		if (sqe->flags & ~(USNIC_REL_SQE_INLINE | USNIC_REL_SQE_QUIET))
 			return -EINVAL;
 		if (sqe->flags & USNIC_REL_SQE_INLINE)
 			return sqe->len > USNIC_REL_SQE_INLINE_MAX ||

@@ -172,7 +172,8 @@ usnic_rel_parse_put(const void *p, struct usnic_rel_pkt *pkt)
 	enum usnic_rel_drop_reason r;
 
 	memcpy(&h, p, sizeof(h));
-	if (h.reserved)
+	pkt->put.flags = be32_to_cpu(h.flags);
+	if (pkt->put.flags & ~USNIC_REL_PUT_F_ALL)
 		return USNIC_REL_DROP_RESERVED;
 	pkt->put.rkey = be64_to_cpu(h.rkey);
 	pkt->put.offset = be64_to_cpu(h.offset);
@@ -213,11 +214,14 @@ usnic_rel_parse_get_resp(const void *p, struct usnic_rel_pkt *pkt)
 	struct usnic_rel_get_resp_hdr h;
 
 	memcpy(&h, p, sizeof(h));
-	if (h.reserved)
-		return USNIC_REL_DROP_RESERVED;
 	pkt->get_resp.op_id = be32_to_cpu(h.op_id);
 	pkt->get_resp.frag_offset = be32_to_cpu(h.frag_offset);
 	pkt->get_resp.op_len = be32_to_cpu(h.op_len);
+	pkt->quiet = be32_to_cpu(h.quiet);
+	/* Counted once, before the answer's first fragment. */
+	if (pkt->quiet > USNIC_REL_WIRE_MAX_QUIET ||
+	    (pkt->quiet && pkt->get_resp.frag_offset))
+		return USNIC_REL_DROP_RESERVED;
 	/* A GET is never empty, so neither is any of its fragments. */
 	if (!pkt->get_resp.op_len)
 		return USNIC_REL_DROP_BAD_LENGTH;
@@ -264,7 +268,8 @@ usnic_rel_parse_atomic_resp(const void *p, struct usnic_rel_pkt *pkt)
 	struct usnic_rel_atomic_resp_hdr h;
 
 	memcpy(&h, p, sizeof(h));
-	if (h.reserved)
+	pkt->quiet = be32_to_cpu(h.quiet);
+	if (pkt->quiet > USNIC_REL_WIRE_MAX_QUIET)
 		return USNIC_REL_DROP_RESERVED;
 	pkt->atomic_resp.op_id = be32_to_cpu(h.op_id);
 	pkt->atomic_resp.old = be64_to_cpu(h.old);
@@ -278,11 +283,13 @@ usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
 	bool too_big, data;
 
 	memcpy(&h, p, sizeof(h));
-	if (h.reserved)
-		return USNIC_REL_DROP_RESERVED;
 	pkt->status.op_id = be32_to_cpu(h.op_id);
 	pkt->status.status = be16_to_cpu(h.status);
 	pkt->status.req_type = h.req_type;
+	pkt->quiet = h.quiet;
+	/* A message's refusal answers no one-sided request. */
+	if (h.quiet && h.req_type == USNIC_REL_PKT_DATA)
+		return USNIC_REL_DROP_RESERVED;
 	if (pkt->status.status > USNIC_REL_ST_MAX)
 		return USNIC_REL_DROP_BAD_STATUS;
 	/* TOO_BIG refuses a message, and only a message is refused so. */
@@ -480,6 +487,7 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 			.op_id = cpu_to_be32(pkt->put.op_id),
 			.frag_offset = cpu_to_be32(pkt->put.frag_offset),
 			.op_len = cpu_to_be32(pkt->put.op_len),
+			.flags = cpu_to_be32(pkt->put.flags),
 		};
 
 		memcpy(p, &h, sizeof(h));
@@ -501,6 +509,7 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 			.op_id = cpu_to_be32(pkt->get_resp.op_id),
 			.frag_offset = cpu_to_be32(pkt->get_resp.frag_offset),
 			.op_len = cpu_to_be32(pkt->get_resp.op_len),
+			.quiet = cpu_to_be32(pkt->quiet),
 		};
 
 		memcpy(p, &h, sizeof(h));
@@ -523,6 +532,7 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 	case USNIC_REL_PKT_ATOMIC_RESP: {
 		struct usnic_rel_atomic_resp_hdr h = {
 			.op_id = cpu_to_be32(pkt->atomic_resp.op_id),
+			.quiet = cpu_to_be32(pkt->quiet),
 			.old = cpu_to_be64(pkt->atomic_resp.old),
 		};
 
@@ -534,6 +544,7 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 			.op_id = cpu_to_be32(pkt->status.op_id),
 			.status = cpu_to_be16(pkt->status.status),
 			.req_type = pkt->status.req_type,
+			.quiet = (u8)pkt->quiet,
 		};
 
 		memcpy(p, &h, sizeof(h));

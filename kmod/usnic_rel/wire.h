@@ -25,7 +25,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_CHANNEL,
 	USNIC_REL_DROP_BAD_FLAGS,	/* unknown bit, ACK or RNR without F_ACK */
 	USNIC_REL_DROP_NO_INCARNATION,	/* source incarnation 0 */
-	USNIC_REL_DROP_RESERVED,	/* non-zero reserved field */
+	USNIC_REL_DROP_RESERVED,	/* non-zero reserved field, bad flag or count */
 	USNIC_REL_DROP_BAD_LENGTH,	/* payload_len vs datagram or type */
 	USNIC_REL_DROP_FRAG_RANGE,	/* fragment outside its message/op */
 	USNIC_REL_DROP_TOO_BIG,		/* message or operation too long */
@@ -68,6 +68,11 @@ struct usnic_rel_pkt {
 	 */
 	u32 payload_off;
 	const void *payload;
+	/*
+	 * An answer (GET_RESP, ATOMIC_RESP, STATUS): the quiet PUTs applied
+	 * before its request; zero in every other type.
+	 */
+	u32 quiet;
 	union {
 		struct {
 			u32 msg_id;
@@ -81,6 +86,7 @@ struct usnic_rel_pkt {
 			u32 op_id;
 			u32 frag_offset;
 			u32 op_len;
+			u32 flags;	/* USNIC_REL_PUT_F_* */
 		} put;
 		struct {
 			u64 rkey;

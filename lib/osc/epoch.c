@@ -86,10 +86,37 @@ int urel_osc_take_err(struct urel_win *w, int scope)
 	return ret;
 }
 
+/* Done, or quiet puts to some target of @scope wait for an answered request (another thread's). */
+static bool urel_osc_quiet_or_open(struct urel_win *w, void *arg)
+{
+	int scope = *(int *)arg;
+
+	if (urel_osc_quiet(w, arg))
+		return true;
+	for (int r = 0; r < w->size; r++) {
+		if (urel_osc_quiet_open(&w->t[r]) && urel_osc_in_scope(w, scope, r))
+			return true;
+	}
+	return false;
+}
+
 int urel_osc_flush_targets(struct urel_win *w, int scope)
 {
-	int ret = urel_osc_wait_in(w, scope, urel_osc_quiet, &scope), err;
+	bool done = false;
+	int ret = 0, err;
 
+	/* Quiet puts complete with an answer after them: ask for one where none is posted. */
+	while (!ret && !done) {
+		for (int r = 0; r < w->size && !ret; r++) {
+			if (r != w->rank && urel_osc_in_scope(w, scope, r))
+				ret = urel_osc_quiet_close(w, r);
+		}
+		if (!ret)
+			ret = urel_osc_wait_in(w, scope, urel_osc_quiet_or_open, &scope);
+		pthread_mutex_lock(&w->ctx->lock);
+		done = urel_osc_quiet(w, &scope);
+		pthread_mutex_unlock(&w->ctx->lock);
+	}
 	pthread_mutex_lock(&w->ctx->lock);
 	err = urel_osc_take_err(w, scope);
 	pthread_mutex_unlock(&w->ctx->lock);

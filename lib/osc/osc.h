@@ -278,6 +278,12 @@ struct urel_osc_target {
 	uint64_t word_seen; /* shared through the word: its value when we last swapped it */
 	bool word_unsure; /* a swap taking the word failed to complete here: it may land still */
 	struct urel_osc_word_op wop; /* the swap in flight on it */
+	/*
+	 * Quiet puts (rma.c): counted once posted; @quiet_closed is the count
+	 * an answered request on the data channel, posted later, covers. Below
+	 * @quiet_posted: some wait for an answer after them (epoch.c asks).
+	 */
+	uint64_t quiet_posted, quiet_closed;
 	bool piggy_applied; /* the LOCK_ACK says the piggy-backed operation was applied */
 	int piggy_status;
 	bool in_access; /* PSCW: in the start group */
@@ -338,6 +344,7 @@ struct urel_win {
 	bool lazy_locks; /* UREL_WIN_LAZY_LOCK (default 1) */
 	bool fast_locks; /* UREL_WIN_FAST_LOCK (default 1): locks on the lock word */
 	bool fast_shared; /* UREL_WIN_FAST_SHARED (default 1): shared ones too */
+	bool quiet_puts; /* UREL_WIN_QUIET_PUT (default 1): puts under a lock word answered later */
 	struct urel_mr *word_mr; /* registration of lm.word */
 	uint32_t flags; /* UREL_WIN_NO_LOCKS: lock requests here are refused */
 };
@@ -442,6 +449,13 @@ int urel_osc_self_lock(struct urel_win *w, int type);
 
 /* rma.c: post a compare-and-swap on @target's lock word; @op says its outcome. */
 int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op);
+/* rma.c, under c->lock: quiet puts to @t still wait for an answered request after them. */
+bool urel_osc_quiet_open(const struct urel_osc_target *t);
+/*
+ * rma.c: when quiet puts to @target wait for an answered request after
+ * them, post one that changes nothing (an add of 0 to its lock word).
+ */
+int urel_osc_quiet_close(struct urel_win *w, int target);
 /*
  * rma.c, at the window's free (nothing in flight): requests not yet ended
  * keep their outcome and leave the window; their fetches are freed.

@@ -6,6 +6,15 @@
  * no-op) and compare-and-swap of 4 or 8 bytes to the kernel's atomics, and
  * every other accumulate to the target's library as a message (in order on
  * the data channel). Operations on our own window are done in place.
+ *
+ * A put in a lock epoch held through the target's lock word is quiet
+ * (UREL_POST_QUIET): the target's kernel answers it only on error, and
+ * its next answer on the data channel, normally the word's release, says
+ * it was applied. So lock, put and unlock cost five packets, not six. A
+ * flush or unlock finding quiet puts with no answered request after them
+ * posts one that changes nothing (urel_osc_quiet_close). Not in lock_all,
+ * fence or PSCW epochs, which complete by flush: there it would cost a
+ * packet. Request-based puts are answered by themselves.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +44,7 @@ struct urel_osc_dest {
 	uint64_t addr; /* the target's address of the first byte (alignment checks) */
 	bool data_chan; /* an atomic on the data channel (the lock word's) */
 	bool defer; /* no doorbell: the word's release (or the next wait) rings it */
+	bool quiet; /* a put answered by the next answer on the data channel */
 	void *local; /* self: the bytes */
 	struct urel_osc_sync next; /* the epoch state once the operation counts */
 };
@@ -193,6 +203,11 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 {
 	struct urel_osc_rdma *op = calloc(1, sizeof(*op));
 	struct urel_osc_ctx *c = w->ctx;
+	struct urel_osc_target *t = &w->t[target];
+	/* Answered on the data channel: quiet puts posted before it complete with it. */
+	bool answers =
+		(kind == UREL_OP_PUT && !d->quiet) || (kind == UREL_OP_ATOMIC && d->data_chan);
+	uint64_t covers;
 	int ret;
 
 	if (!op)
@@ -213,17 +228,20 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	op->unordered = kind == UREL_OP_GET || (kind == UREL_OP_ATOMIC && !d->data_chan);
 	op->word = d->data_chan;
 	pthread_mutex_lock(&c->lock);
-	w->t[target].rdma_out++;
-	w->t[target].unordered_out += op->unordered;
+	t->rdma_out++;
+	t->unordered_out += op->unordered;
 	if (wreq) {
 		wreq->rdma++;
 		wreq->target = target;
 	}
+	/* Counted only once in the ring: what this one covers is behind it there. */
+	covers = t->quiet_posted;
 	pthread_mutex_unlock(&c->lock);
 	for (;;) {
 		if (kind == UREL_OP_PUT)
 			ret = urel_ep_put(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req,
-					  d->defer ? UREL_POST_MORE : 0);
+					  (d->defer ? UREL_POST_MORE : 0) |
+						  (d->quiet ? UREL_POST_QUIET : 0));
 		else if (kind == UREL_OP_GET)
 			ret = urel_ep_get(c->ep, d->t->peer, buf, len, d->rkey, off, &op->req, 0);
 		else
@@ -237,14 +255,50 @@ static int urel_osc_post(struct urel_win *w, int target, int kind, void *buf, si
 	}
 	if (ret) {
 		pthread_mutex_lock(&c->lock);
-		w->t[target].rdma_out--;
-		w->t[target].unordered_out -= op->unordered;
+		t->rdma_out--;
+		t->unordered_out -= op->unordered;
 		if (wreq)
 			wreq->rdma--;
 		pthread_mutex_unlock(&c->lock);
 		free(op);
+		return ret;
 	}
-	return ret;
+	if (d->quiet || answers) {
+		pthread_mutex_lock(&c->lock);
+		if (d->quiet)
+			t->quiet_posted++;
+		else if (covers > t->quiet_closed)
+			t->quiet_closed = covers;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return 0;
+}
+
+bool urel_osc_quiet_open(const struct urel_osc_target *t)
+{
+	return t->quiet_posted != t->quiet_closed;
+}
+
+int urel_osc_quiet_close(struct urel_win *w, int target)
+{
+	struct urel_osc_target *t = &w->t[target];
+	struct urel_osc_dest d = { .t = t, .rkey = t->info.word_rkey, .data_chan = true };
+	struct urel_atomic at = { .op = UREL_ATOMIC_FETCH_ADD, .size = 8 };
+	bool open;
+
+	pthread_mutex_lock(&w->ctx->lock);
+	open = urel_osc_quiet_open(t);
+	/* Dead: its kernel fails what it did not answer, nothing more will be. */
+	if (open && urel_osc_is_dead(w->ctx, t->peer)) {
+		t->quiet_closed = t->quiet_posted;
+		open = false;
+	}
+	pthread_mutex_unlock(&w->ctx->lock);
+	/* Only puts under the word are quiet: it is there, and adding 0 changes nothing. */
+	if (!open)
+		return 0;
+	return urel_osc_post(w, target, UREL_OP_ATOMIC, NULL, sizeof(uint64_t), &d, 0, &at, NULL,
+			     NULL, NULL);
 }
 
 int urel_osc_word_cas(struct urel_win *w, int target, struct urel_osc_word_op *op)
@@ -301,6 +355,8 @@ static int urel_osc_rdma(struct urel_win *w, int kind, void *buf, size_t len, in
 	 */
 	pthread_mutex_lock(&w->ctx->lock);
 	d.defer = kind == UREL_OP_PUT && !wreq && w->t[target].word;
+	/* Its release answers for it (rma.c's header). */
+	d.quiet = d.defer && w->quiet_puts && w->sync.type == UREL_OSC_SYNC_LOCK;
 	pthread_mutex_unlock(&w->ctx->lock);
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < w->ctx->max_rdma ? len - done : w->ctx->max_rdma;

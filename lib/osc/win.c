@@ -132,6 +132,7 @@ static int urel_osc_win_new(struct urel_group *g, enum urel_win_flavor flavor, v
 	w->lazy_locks = urel_osc_env_size("UREL_WIN_LAZY_LOCK", 1) != 0;
 	w->fast_locks = urel_osc_env_size("UREL_WIN_FAST_LOCK", 1) != 0;
 	w->fast_shared = urel_osc_env_size("UREL_WIN_FAST_SHARED", 1) != 0;
+	w->quiet_puts = urel_osc_env_size("UREL_WIN_QUIET_PUT", 1) != 0;
 	w->len = size;
 	w->owns_base = owns_base;
 	ret = urel_osc_ctx_get(g, &w->ctx);

@@ -90,6 +90,12 @@ static void rdma_sqe_put_get(struct kunit *test)
 	sqe.staging_off = 0;
 	sqe.flags = 0x80;
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);
+	/* A quiet put, inline or staged. */
+	sqe.flags = USNIC_REL_SQE_INLINE | USNIC_REL_SQE_QUIET;
+	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), 0);
+	sqe = rdma_sqe(USNIC_REL_OP_PUT, 100);
+	sqe.flags = USNIC_REL_SQE_QUIET;
+	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), 0);
 
 	sqe = rdma_sqe(USNIC_REL_OP_PUT, 16);
 	sqe.remote_off = U64_MAX - 8;	/* wraps */
@@ -104,6 +110,8 @@ static void rdma_sqe_put_get(struct kunit *test)
 	sqe = rdma_sqe(USNIC_REL_OP_GET, 4096);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), 0);
 	sqe.flags = USNIC_REL_SQE_INLINE;	/* a get has no inline payload */
+	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);
+	sqe.flags = USNIC_REL_SQE_QUIET;	/* only a put is answered later */
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);
 	sqe = rdma_sqe(USNIC_REL_OP_GET, 4097);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rdma_sqe_valid(&sqe, 4096), -EINVAL);

@@ -38,6 +38,7 @@ static void wt_valid(struct usnic_rel_pkt *p, u8 type)
 		p->put.op_id = 3;
 		p->put.frag_offset = 0;
 		p->put.op_len = WT_PAYLOAD;
+		p->put.flags = USNIC_REL_PUT_F_QUIET;
 		break;
 	case USNIC_REL_PKT_GET_REQ:
 		p->get_req.rkey = 1;
@@ -63,6 +64,7 @@ static void wt_valid(struct usnic_rel_pkt *p, u8 type)
 	case USNIC_REL_PKT_ATOMIC_RESP:
 		p->atomic_resp.op_id = 5;
 		p->atomic_resp.old = 42;
+		p->quiet = USNIC_REL_WIRE_MAX_QUIET;
 		break;
 	case USNIC_REL_PKT_STATUS:
 		p->status.op_id = 3;
@@ -362,16 +364,28 @@ static const struct wt_reject wt_rejects[] = {
 	  USNIC_REL_DROP_RESERVED },
 	{ "data_reserved", T_DATA, {{ DATA(reserved), 4, 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
-	{ "put_reserved", T_PUT, {{ PUT(reserved), 4, 1 }}, 0,
+	{ "put_unknown_flag", T_PUT, {{ PUT(flags), 4, 2 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
-	{ "get_resp_reserved", T_GRSP, {{ GRSP(reserved), 4, 1 }}, 0,
+	{ "put_not_quiet", T_PUT, {{ PUT(flags), 4, 0 }}, 0,
+	  USNIC_REL_DROP_NONE },
+	{ "get_resp_quiet_after_first", T_GRSP, {{ GRSP(quiet), 4, 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
+	{ "get_resp_quiet_first", T_GRSP,
+	  {{ GRSP(quiet), 4, USNIC_REL_WIRE_MAX_QUIET }, { GRSP(frag_offset), 4, 0 }},
+	  0, USNIC_REL_DROP_NONE },
+	{ "get_resp_quiet_too_many", T_GRSP,
+	  {{ GRSP(quiet), 4, USNIC_REL_WIRE_MAX_QUIET + 1 }, { GRSP(frag_offset), 4, 0 }},
+	  0, USNIC_REL_DROP_RESERVED },
 	{ "atomic_reserved", T_AREQ, {{ AREQ(reserved), 2, 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
-	{ "atomic_resp_reserved", T_ARSP, {{ ARSP(reserved), 4, 1 }}, 0,
+	{ "atomic_resp_quiet_too_many", T_ARSP,
+	  {{ ARSP(quiet), 4, USNIC_REL_WIRE_MAX_QUIET + 1 }}, 0,
 	  USNIC_REL_DROP_RESERVED },
-	{ "status_reserved", T_STAT, {{ STAT(reserved), 1, 1 }}, 0,
-	  USNIC_REL_DROP_RESERVED },
+	{ "status_quiet_for_data", T_STAT,
+	  {{ STAT(req_type), 1, T_DATA }, { STAT(quiet), 1, 1 }},
+	  0, USNIC_REL_DROP_RESERVED },
+	{ "status_quiet_max", T_STAT, {{ STAT(quiet), 1, USNIC_REL_WIRE_MAX_QUIET }},
+	  0, USNIC_REL_DROP_NONE },
 	{ "trailing_byte", T_DATA, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
 	{ "ack_trailing_byte", T_ACK, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
 	{ "payload_len_huge", T_DATA, {{ HDR(payload_len), 2, 0xffff }}, 0,

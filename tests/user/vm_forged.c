@@ -12,7 +12,9 @@
  * the module sees it, one without a checksum (0, which IPv4 allows) is
  * refused by the module, and the same bytes rightly summed are delivered.
  * A header of another wire version from a peer is counted apart
- * (rx_bad_version) and named in the kernel log.
+ * (rx_bad_version) and named in the kernel log. An answer to one of the
+ * endpoint's puts that says quiet puts went before it, when none did, is
+ * dropped and completes nothing; the right answer then completes the put.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -142,6 +144,86 @@ static long long recv_ack(uint32_t ep_incarnation)
 	return -1;
 }
 
+struct put_pkt {
+	struct usnic_rel_hdr h;
+	struct usnic_rel_put_hdr p;
+	uint8_t payload[8];
+};
+
+struct status_pkt {
+	struct usnic_rel_hdr h;
+	struct usnic_rel_status_hdr s;
+};
+
+/* Wait for the endpoint's PUT to us; its op_id, or -1. */
+static long long recv_put(void)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct put_pkt p;
+
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv(sock, &p, sizeof(p), 0) > 0) {
+		if (p.h.type == USNIC_REL_PKT_PUT)
+			return ntohl(p.p.op_id);
+	}
+	return -1;
+}
+
+/* Our STATUS OK for the put @op_id, sequence @seq of our data channel, reporting @quiet. */
+static void status_send(uint32_t seq, uint32_t op_id, uint8_t quiet)
+{
+	struct status_pkt p = {
+		.h = { .magic = htonl(USNIC_REL_WIRE_MAGIC),
+		       .version = USNIC_REL_WIRE_VERSION,
+		       .type = USNIC_REL_PKT_STATUS,
+		       .channel = USNIC_REL_CHAN_DATA,
+		       .src_incarnation = htonl(MY_INCARNATION),
+		       .dst_incarnation = htonl(ep_inc),
+		       .seq = htonl(seq) },
+		.s = { .op_id = htonl(op_id), .req_type = USNIC_REL_PKT_PUT, .quiet = quiet },
+	};
+
+	URT_CHECK_EQ(udp_send(sock, &p, sizeof(p)), 0);
+}
+
+/*
+ * The endpoint puts 8 bytes to us (peer @peer). An answer counting a quiet
+ * put before it, where there is none, is forged: dropped, nothing completes.
+ * The answer without the count completes the put.
+ */
+static void forged_quiet_count(struct urt_ep *ep, uint32_t peer)
+{
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_PUT,
+		.flags = USNIC_REL_SQE_INLINE,
+		.peer = peer,
+		.user_ctx = 77,
+		.len = 8,
+		.rkey = 0x1234,
+	};
+	long long bad = urt_counter(ep->info.debug_id, "rx_bad_header"), op_id;
+	struct usnic_rel_cqe cqe;
+
+	urt_queue_sqe(ep, USNIC_REL_CHAN_DATA, &sqe);
+	URT_CHECK(urt_doorbell(ep, USNIC_REL_DB_SQ_DATA) >= 0);
+	op_id = recv_put();
+	URT_CHECK(op_id >= 0);
+	/* Our HELLO announced 0 as the data channel's first sequence. */
+	status_send(0, (uint32_t)op_id, 1);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_header"), bad + 1);
+	URT_CHECK_EQ(urt_cq_next(ep, &cqe, 0), -ETIMEDOUT);
+	status_send(1, (uint32_t)op_id, 0);
+	if (urt_cq_next(ep, &cqe, 2000) == 0) {
+		URT_CHECK_EQ(cqe.opcode, USNIC_REL_OP_PUT);
+		URT_CHECK_EQ(cqe.user_ctx, 77);
+		URT_CHECK_EQ(cqe.status, 0);
+	} else {
+		URT_CHECK(!"the put's answer did not complete it");
+	}
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_header"), bad + 1);
+}
+
 /* Udp InCsumErrors of /proc/net/snmp, or -1. */
 static long long udp_csum_errors(void)
 {
@@ -223,7 +305,7 @@ int main(void)
 	struct data_pkt good;
 	char junk[256];
 	struct urt_ep ep;
-	int fd, stranger, bad = 0, version_lines;
+	int fd, stranger, bad = 0, version_lines, peer;
 	uint64_t cookie;
 
 	fd = open("/dev/usnic_rel", O_RDWR);
@@ -236,7 +318,8 @@ int main(void)
 		return urt_done("vm_forged");
 	port = ep.info.addr.port;
 	urt_post_all_rx(&ep);
-	URT_CHECK(urt_av_insert(&ep, AF_INET, "127.0.0.1", ntohs(me.sin_port)) > 0);
+	peer = urt_av_insert(&ep, AF_INET, "127.0.0.1", ntohs(me.sin_port));
+	URT_CHECK(peer > 0);
 
 	version_lines = kernel_log_lines("speaks wire version");
 	/* Empty, garbage, and a header cut at every length. */
@@ -373,6 +456,8 @@ int main(void)
 	}
 	URT_CHECK_EQ(udp_csum_errors(), csum_errors + 1);
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_messages"), 3);
+
+	forged_quiet_count(&ep, (uint32_t)peer);
 
 	urt_ep_unmap(&ep);
 	close(fd);

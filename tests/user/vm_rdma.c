@@ -9,7 +9,11 @@
  * misaligned operand) complete with their error and change nothing, and at
  * the end sends the model to the target, which compares it with its memory.
  * Several origin threads run fetch-and-adds on one counter: the old values
- * must be exactly 0..N-1, each once.
+ * must be exactly 0..N-1, each once. Quiet puts (UREL_POST_QUIET) complete
+ * only with the answer to a later put, in order, their bytes there; a
+ * refused one with its error between them; 300 in a row (beyond the 255
+ * one answer reports) all complete; and those outstanding when the peer
+ * is removed fail.
  *
  * Usage: vm_rdma [IP] (default 127.0.0.1; the target and origin share it).
  */
@@ -210,6 +214,122 @@ static void refusals(const struct target_info *ti)
 	URT_CHECK_EQ(wait_op(UREL_OP_PUT, 60000), -ERANGE);
 }
 
+/* Take @n completions, in posting order: contexts 1..@n, the statuses in @want. */
+static void quiet_expect(int n, const int *want, const char *what)
+{
+	static struct urel_completion c[512];
+
+	URT_CHECK(n <= 512);
+	if (urt_poll_n(dev, ep, c, n, 20000) != n) {
+		fprintf(stderr, "%s: fewer than %d completions within 20 s\n", what, n);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		URT_CHECK_EQ(c[i].opcode, UREL_OP_PUT);
+		URT_CHECK_EQ((uintptr_t)c[i].context, (uintptr_t)(i + 1));
+		URT_CHECK_EQ(c[i].status, want ? want[i] : 0);
+	}
+}
+
+/* Post a put of @len bytes of @buf at @off; the ring may be full for a while. */
+static void quiet_post(const struct target_info *ti, uint64_t key, const void *buf, uint32_t len,
+		       uint64_t off, uintptr_t ctx, unsigned int flags)
+{
+	int ret;
+
+	while ((ret = urel_ep_put(ep, target, buf, len, key, off, (void *)ctx, flags)) == -EAGAIN)
+		usleep(100);
+	(void)ti;
+	URT_CHECK_EQ(ret, 0);
+}
+
+static void quiet_puts(const struct target_info *ti, uint32_t my_debug_id)
+{
+	static const uint32_t sizes[] = { 8, 1, 64, 1500, 60000 };
+	static uint8_t buf[5][60000], back[60000];
+	const char *count = getenv("VM_RDMA_COUNT_ANSWERS");
+	long long done = urt_counter(my_debug_id, "rdma_quiet_done");
+	long long answers = urt_counter(ti->debug_id, "rdma_resp_inline") +
+			    urt_counter(ti->debug_id, "rdma_resp_deferred");
+	struct urel_completion c;
+	int want[301] = { 0 };
+	uint64_t off = 8192;
+
+	/* Quiet puts alone are never answered: nothing completes. */
+	for (int i = 0; i < 5; i++) {
+		urt_fill(buf[i], 500 + i, sizes[i]);
+		quiet_post(ti, ti->rw_key, buf[i], sizes[i], off, i + 1, UREL_POST_QUIET);
+		memcpy(model + off, buf[i], sizes[i]);
+		off += sizes[i] + 3;
+	}
+	URT_CHECK_EQ(urt_poll_n(dev, ep, &c, 1, 300), 0);
+	/* An answered put after them: its answer completes them first, in order. */
+	urt_fill(buf[0], 600, 8);
+	quiet_post(ti, ti->rw_key, buf[0], 8, off, 6, 0);
+	memcpy(model + off, buf[0], 8);
+	quiet_expect(6, NULL, "quiet puts then a put");
+	if (count && !strcmp(count, "1")) {
+		/* Six puts, one answer; five reported by it. */
+		URT_CHECK_EQ(urt_counter(ti->debug_id, "rdma_resp_inline") +
+				     urt_counter(ti->debug_id, "rdma_resp_deferred") - answers,
+			     1);
+		URT_CHECK_EQ(urt_counter(my_debug_id, "rdma_quiet_done") - done, 5);
+	}
+	URT_CHECK_EQ(urel_ep_get(ep, target, back, 60000, ti->rw_key, 8192, NULL, 0), 0);
+	URT_CHECK_EQ(wait_op(UREL_OP_GET, 60000), 0);
+	URT_CHECK(!memcmp(back, model + 8192, 60000));
+
+	/* A refused quiet put is answered with its error, between its neighbours. */
+	urt_fill(buf[1], 700, 16);
+	quiet_post(ti, ti->rw_key, buf[1], 16, 100000, 1, UREL_POST_QUIET);
+	memcpy(model + 100000, buf[1], 16);
+	quiet_post(ti, ti->rw_key, buf[1], 16, RW_SIZE - 8, 2, UREL_POST_QUIET);
+	quiet_post(ti, ti->dead_key, buf[1], 16, 0, 3, UREL_POST_QUIET);
+	quiet_post(ti, ti->rw_key, buf[1], 16, 100100, 4, UREL_POST_QUIET);
+	memcpy(model + 100100, buf[1], 16);
+	quiet_post(ti, ti->ro_key, buf[1], 16, 0, 5, UREL_POST_QUIET);
+	quiet_post(ti, ti->rw_key, buf[1], 8, 100200, 6, 0);
+	memcpy(model + 100200, buf[1], 8);
+	want[1] = -ERANGE;
+	want[2] = -ENOKEY;
+	want[4] = -EPERM;
+	quiet_expect(6, want, "refused quiet puts");
+	memset(want, 0, sizeof(want));
+
+	/* More in a row than one answer reports: the target answers one by itself. */
+	for (int i = 0; i < 300; i++) {
+		uint64_t v = 0x5100000000ULL + (uint64_t)i;
+
+		quiet_post(ti, ti->rw_key, &v, 8, 120000 + 8 * (uint64_t)i, i + 1, UREL_POST_QUIET);
+		memcpy(model + 120000 + 8 * i, &v, 8);
+	}
+	quiet_post(ti, ti->rw_key, model + 120000, 8, 120000, 301, 0);
+	quiet_expect(301, want, "300 quiet puts");
+	URT_CHECK_EQ(urel_ep_get(ep, target, back, 2400, ti->rw_key, 120000, NULL, 0), 0);
+	URT_CHECK_EQ(wait_op(UREL_OP_GET, 2400), 0);
+	URT_CHECK(!memcmp(back, model + 120000, 2400));
+}
+
+/*
+ * Quiet puts outstanding when the origin forgets the peer fail: nothing
+ * proves they were applied. They write what the target holds already.
+ */
+static void quiet_abort(const struct target_info *ti)
+{
+	struct urel_completion c[3];
+
+	for (int i = 0; i < 3; i++)
+		quiet_post(ti, ti->rw_key, model + 4096 * i, 64, 4096 * (uint64_t)i, i + 1,
+			   UREL_POST_QUIET);
+	URT_CHECK_EQ(urt_poll_n(dev, ep, c, 1, 300), 0);
+	URT_CHECK_EQ(urel_av_remove(ep, target), 0);
+	URT_CHECK_EQ(urt_poll_n(dev, ep, c, 3, 20000), 3);
+	for (int i = 0; i < 3; i++) {
+		URT_CHECK_EQ((uintptr_t)c[i].context, (uintptr_t)(i + 1));
+		URT_CHECK(c[i].status < 0);
+	}
+}
+
 static void *adder(void *arg)
 {
 	uint64_t *olds = arg;
@@ -336,11 +456,13 @@ static int run_target(const char *ip, int to_origin, int from_origin)
 static int run_origin(const char *ip, int to_target, int from_target)
 {
 	struct sockaddr_in me = urt_sin(ip, 0), peer;
+	struct urel_ep_info info;
 	struct target_info ti;
 	uint16_t port;
 
 	if (urel_device_open(NULL, &dev) || urel_ep_create(dev, (void *)&me, sizeof(me), NULL, &ep))
 		return 1;
+	URT_CHECK_EQ(urel_ep_query(ep, &info), 0);
 	port = urt_ep_port(ep);
 	if (full_write(to_target, &port, sizeof(port)) || full_read(from_target, &ti, sizeof(ti)))
 		return 1;
@@ -350,6 +472,8 @@ static int run_origin(const char *ip, int to_target, int from_target)
 	atomics(&ti);
 	refusals(&ti);
 	concurrent_adds(&ti);
+	quiet_puts(&ti, info.debug_id);
+	quiet_abort(&ti);
 	if (full_write(to_target, model, sizeof(model)))
 		return 1;
 	URT_CHECK_EQ(urel_ep_destroy(ep), 0);
