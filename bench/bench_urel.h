@@ -114,9 +114,17 @@ static inline void bench_send(struct bench_ep *b, unsigned int chan, const void 
 			bench_die("urel_ep_send", ret);
 		if (bench_next(b, &c, 0, 10000) < 0)
 			bench_die("send queue stuck", -ETIMEDOUT);
-		bench_check_send(&c);
-		if (c.opcode == UREL_OP_RECV)
-			urel_ep_release_recv(b->ep, c.buf);
+		/*
+		 * Take every completion that is there, as an application that
+		 * met back-pressure would: one at a time, each freed slot
+		 * would be posted and rung alone, and the doorbells that
+		 * UREL_POST_MORE batches would carry one send each.
+		 */
+		do {
+			bench_check_send(&c);
+			if (c.opcode == UREL_OP_RECV)
+				urel_ep_release_recv(b->ep, c.buf);
+		} while (urel_ep_poll_cq(b->ep, &c, 1) == 1);
 	}
 }
 

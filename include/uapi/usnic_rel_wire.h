@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		5
+#define USNIC_REL_WIRE_VERSION		6
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -48,6 +48,9 @@
 #define USNIC_REL_WIRE_MAX_MSG		0x100000U	/* 1 MiB */
 /* Largest single PUT or GET operation. */
 #define USNIC_REL_WIRE_MAX_RDMA		0x40000000U	/* 1 GiB */
+/* Most messages one USNIC_REL_PKT_PACKED carries, and the longest of them. */
+#define USNIC_REL_WIRE_PACKED_MAX	64
+#define USNIC_REL_WIRE_PACKED_MSG_MAX	256
 /* Bits in the selective-ACK bitmap. */
 #define USNIC_REL_WIRE_SACK_BITS	64
 /* Most SACK blocks (struct usnic_rel_sack_block) one standalone ACK carries. */
@@ -65,7 +68,8 @@ enum usnic_rel_pkt_type {
 	USNIC_REL_PKT_ATOMIC_RESP	= 7,	/* remote atomic result */
 	USNIC_REL_PKT_STATUS		= 8,	/* completion status / NAK */
 	USNIC_REL_PKT_HELLO		= 9,	/* handshake, no sequence */
-	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_HELLO,
+	USNIC_REL_PKT_PACKED		= 10,	/* several short messages */
+	USNIC_REL_PKT_TYPE_MAX		= USNIC_REL_PKT_PACKED,
 };
 
 /* usnic_rel_hdr.flags */
@@ -340,6 +344,40 @@ struct usnic_rel_hello_hdr {
 	__be64 cookie;
 	__be64 echo;
 	__be32 isn[USNIC_REL_NR_CHANS];
+};
+
+/**
+ * struct usnic_rel_packed_hdr - USNIC_REL_PKT_PACKED: several whole short
+ *	messages in one packet (8 bytes)
+ * @count: messages in the packet, 2..USNIC_REL_WIRE_PACKED_MAX.
+ * @reserved: zero.
+ * The payload is @count struct usnic_rel_packed_rec, then the messages'
+ * bytes back to back in the same order, nothing between or after them.
+ * Each message is delivered as if it had come alone in a
+ * USNIC_REL_PKT_DATA, in record order, and one acknowledgment of the packet
+ * acknowledges them all. A sender packs messages it could have sent one
+ * per packet, back to back on the channel: no message is ever split between
+ * packets, and each is at most USNIC_REL_WIRE_PACKED_MSG_MAX bytes, which
+ * every receive buffer holds (it is never refused as too long). A sender
+ * packs only once the connection is paired.
+ */
+struct usnic_rel_packed_hdr {
+	__be16 count;
+	__be16 reserved0;
+	__be32 reserved;
+};
+
+/**
+ * struct usnic_rel_packed_rec - one message of a USNIC_REL_PKT_PACKED
+ *	(16 bytes)
+ * @len: its length, 0..USNIC_REL_WIRE_PACKED_MSG_MAX.
+ * @reserved: zero.
+ * @imm: its immediate, as struct usnic_rel_data_hdr's @imm.
+ */
+struct usnic_rel_packed_rec {
+	__be32 len;
+	__be32 reserved;
+	__be64 imm;
 };
 
 #endif /* _UAPI_USNIC_REL_WIRE_H */

@@ -26,6 +26,7 @@ struct usnic_rel_txbuf *usnic_rel_txbuf_alloc(struct usnic_rel_ep *ep, u32 len,
 	b->len = len;
 	b->size = struct_size(b, data, len);
 	b->completes = false;
+	b->nr_packed = 0;
 	atomic_long_inc(&ep->tx_bufs);
 	atomic_long_add(b->size, &ep->tx_buf_bytes);
 	return b;
@@ -433,6 +434,33 @@ static void usnic_rel_conn_post(struct usnic_rel_ep *ep,
 }
 
 /*
+ * Post the completions @b ends, if any: a message's last packet, or the
+ * messages of a PACKED one (short enough for any receiver: never refused).
+ * Returns whether it posted. Caller holds conn->lock.
+ */
+static bool usnic_rel_conn_post_sends(struct usnic_rel_ep *ep,
+				      struct usnic_rel_peer *peer,
+				      unsigned int chan,
+				      struct usnic_rel_txbuf *b, int status)
+{
+	u32 i;
+
+	if (b->completes) {
+		if (!status)
+			status = usnic_rel_send_msg_status(ep, peer, chan, b);
+		usnic_rel_conn_post(ep, b, status);
+		return true;
+	}
+	for (i = 0; i < b->nr_packed; i++) {
+		b->packed_cqe[i].status = status;
+		if (status)
+			b->packed_cqe[i].len = 0;
+		usnic_rel_cq_post_reserved(ep, &b->packed_cqe[i]);
+	}
+	return b->nr_packed;
+}
+
+/*
  * Sequences [from, from + count) of @chan were acknowledged: drop their
  * copies and complete the sends they ended. Caller holds conn->lock.
  */
@@ -449,12 +477,8 @@ void usnic_rel_conn_complete(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 
 		if (!b)
 			continue;
-		if (b->completes) {
-			usnic_rel_conn_post(ep, b,
-					    usnic_rel_send_msg_status(ep, peer,
-								      chan, b));
+		if (usnic_rel_conn_post_sends(ep, peer, chan, b, 0))
 			posted = true;
-		}
 		usnic_rel_txbuf_put(ep, b);
 	}
 	if (posted)
@@ -508,12 +532,13 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 			struct usnic_rel_txbuf *b =
 				usnic_rel_txwin_take_pkt(&c->tx, s);
 
-			if (b && b->completes)
-				usnic_rel_conn_post(ep, b, status);
+			if (b)
+				usnic_rel_conn_post_sends(ep, peer, i, b, status);
 			usnic_rel_txbuf_put(ep, b);
 		}
 		usnic_rel_txwin_reset(&c->tx, conn->tx_isn[i]);
 		usnic_rel_rx_msg_abort(ep, peer, i, status);
+		c->msg.packed_done = 0;
 		/* The reaper frees the emptied arrays once they stay idle. */
 		for (s = 0; s < c->rx.cap; s++)
 			kfree_skb(c->rx.held[s]);

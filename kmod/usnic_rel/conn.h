@@ -46,6 +46,9 @@ struct usnic_rel_txbuf {
 	bool completes;			/* post @cqe once acknowledged */
 	u32 size;			/* allocated, for ep->tx_buf_bytes */
 	struct usnic_rel_cqe cqe;
+	/* A PACKED packet's messages: their completions, after the packet. */
+	u32 nr_packed;
+	struct usnic_rel_cqe *packed_cqe;
 	u8 data[];
 };
 
@@ -58,6 +61,13 @@ struct usnic_rel_rx_msg {
 	u32 received;
 	u64 imm;
 	bool refused;			/* too long: dropped as it comes */
+	/*
+	 * Messages of the PACKED packet @packed_seq already delivered, when
+	 * buffers ran out part-way: it comes again (held or resent) and goes
+	 * on from there. Zero once a packed packet is all delivered.
+	 */
+	u32 packed_seq;
+	u32 packed_done;
 };
 
 /*

@@ -95,6 +95,7 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_RESP_DEFERRED] = "rdma_resp_deferred",
 	[USNIC_REL_CNT_TX_WORK_RUNS] = "tx_work_runs",
 	[USNIC_REL_CNT_ACKS_INLINE] = "acks_inline",
+	[USNIC_REL_CNT_TX_PACKED_MSGS] = "tx_packed_messages",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -61,6 +61,7 @@ static void usnic_rel_ep_release(struct kref *ref)
 	WARN_ON_ONCE(atomic_long_read(&ep->tx_bufs));
 	vfree(ep->rx_bufs);
 	vfree(ep->staging);
+	usnic_rel_pack_free(ep);
 	/* Nothing counts any more: the socket and the peers are gone. */
 	free_percpu(ep->counters);
 	mutex_destroy(&ep->tx_lock);

@@ -379,6 +379,61 @@ static int usnic_rel_rx_data(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 }
 
 /*
+ * Deliver the messages of an in-order PACKED packet, each into its own
+ * buffer with its own CQE, in one hold of rx_lock. Returns 0, or -ENOBUFS
+ * when buffers ran out: what was delivered is remembered, so the packet,
+ * held or resent, goes on after it and nothing arrives twice.
+ * Caller holds conn->lock.
+ */
+static int usnic_rel_rx_packed(struct usnic_rel_ep *ep,
+			       struct usnic_rel_peer *peer,
+			       const struct usnic_rel_pkt *pkt,
+			       const struct sk_buff *skb)
+{
+	struct usnic_rel_rx_msg *m = &peer->conn.chan[pkt->channel].msg;
+	struct usnic_rel_cqe cqe = {
+		.peer = peer->handle,
+		.opcode = USNIC_REL_OP_RECV,
+		.channel = pkt->channel,
+	};
+	u32 i, done = 0, off = pkt->packed.bytes_off;
+	int ret = 0;
+
+	if (m->active) {
+		/* As a first fragment would: the sender gave that message up. */
+		usnic_rel_rx_msg_abort(ep, peer, pkt->channel, -EPROTO);
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_MSG_ABORTED, 1);
+	}
+	m->refused = false;
+	if (m->packed_done && m->packed_seq == pkt->seq)
+		done = m->packed_done;
+	spin_lock(&ep->rx_lock);
+	for (i = 0; i < pkt->packed.count; i++) {
+		usnic_rel_packed_rec_get(pkt->payload, i, &cqe.len, &cqe.imm);
+		if (i < done) {
+			off += cqe.len;
+			continue;
+		}
+		ret = usnic_rel_rx_take_buf(ep, &cqe.buf);
+		if (ret)
+			break;
+		usnic_rel_rx_copy(skb, pkt, off, ep->rx_bufs +
+				  (size_t)cqe.buf * ep->rx_buf_size, cqe.len);
+		off += cqe.len;
+		ep->cq_reserved--;
+		usnic_rel_cq_post(ep, &cqe);
+	}
+	spin_unlock(&ep->rx_lock);
+	if (i > done) {
+		usnic_rel_count(ep, USNIC_REL_CNT_RX_MESSAGES, i - done);
+		usnic_rel_ctx_wake(ep->ctx);
+	}
+	m->packed_seq = pkt->seq;
+	m->packed_done = ret ? i : 0;
+	return ret;
+}
+
+/*
  * Deliver a packet taken in order: 0 (consumed), -ENOBUFS (keep it until
  * userspace returns buffers) or -EBUSY (keep it until the answers owed to
  * the peer went out).
@@ -390,6 +445,8 @@ static int usnic_rel_rx_deliver(struct usnic_rel_ep *ep,
 {
 	if (pkt->type == USNIC_REL_PKT_DATA)
 		return usnic_rel_rx_data(ep, peer, pkt, skb);
+	if (pkt->type == USNIC_REL_PKT_PACKED)
+		return usnic_rel_rx_packed(ep, peer, pkt, skb);
 	return usnic_rel_rdma_rx(ep, peer, pkt, skb);
 }
 

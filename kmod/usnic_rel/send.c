@@ -40,8 +40,8 @@
 static int usnic_rel_drain(struct usnic_rel_ep *ep, u32 rings);
 
 /* Validate the kernel's copy of an SQE; returns 0 or the completion status. */
-static int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
-			       const struct usnic_rel_sqe *sqe)
+int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
+			const struct usnic_rel_sqe *sqe)
 {
 	if (sqe->opcode != USNIC_REL_OP_SEND)
 		return usnic_rel_rdma_sqe_valid(sqe, ep->staging_size);
@@ -517,6 +517,10 @@ static void usnic_rel_send_parked_chan(struct usnic_rel_ep *ep,
 
 	while ((p = list_first_entry_or_null(&c->sendq, struct usnic_rel_sq_cur,
 					     node))) {
+		if (usnic_rel_pack_parked(ep, peer, chan)) {
+			cond_resched();
+			continue;
+		}
 		ret = usnic_rel_send_cur(ep, peer, chan, p);
 		if (ret == -ENOSPC)
 			return;
@@ -624,12 +628,16 @@ void usnic_rel_send_stop(struct usnic_rel_ep *ep)
 	cancel_delayed_work_sync(&ep->tx_retry);
 }
 
-static bool usnic_rel_cq_reserve(struct usnic_rel_ep *ep)
+/*
+ * Promise a send a CQ slot if at least @spare others stay free; false when
+ * the CQ has no such room.
+ */
+bool usnic_rel_cq_reserve_spare(struct usnic_rel_ep *ep, u32 spare)
 {
 	bool ok;
 
 	spin_lock_bh(&ep->rx_lock);
-	ok = usnic_rel_cq_space(ep) > 0;
+	ok = usnic_rel_cq_space(ep) > spare;
 	if (ok)
 		ep->cq_reserved++;
 	spin_unlock_bh(&ep->rx_lock);
@@ -653,7 +661,7 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 			if (!usnic_rel_ring_avail(ep, ring))
 				break;
 			/* A send completes into a CQ slot nobody else can take. */
-			if (!usnic_rel_cq_reserve(ep)) {
+			if (!usnic_rel_cq_reserve_spare(ep, 0)) {
 				if (READ_ONCE(ep->cq.corrupt))
 					return -EIO;
 				break;
@@ -671,7 +679,14 @@ static int usnic_rel_drain_sq(struct usnic_rel_ep *ep, unsigned int chan)
 				continue;
 			}
 			cur->sent = 0;
-			if (cur->sqe.opcode != USNIC_REL_OP_SEND) {
+			if (cur->sqe.opcode == USNIC_REL_OP_SEND) {
+				ret = usnic_rel_pack_send(ep, chan, &cur->sqe);
+				if (ret) {
+					done += ret;
+					cond_resched();
+					continue;
+				}
+			} else {
 				ret = usnic_rel_rdma_start(ep, cur);
 				if (ret) {
 					usnic_rel_send_fail(ep, chan, &cur->sqe, ret);

@@ -169,6 +169,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_RESP_DEFERRED, /* ... sent by the connection's work item */
 	USNIC_REL_CNT_TX_WORK_RUNS,	/* runs of the connections' work items */
 	USNIC_REL_CNT_ACKS_INLINE,	/* of acks_standalone: sent from softirq, no work item */
+	USNIC_REL_CNT_TX_PACKED_MSGS,	/* messages sent packed several to a packet */
 	USNIC_REL_NR_COUNTERS
 };
 
@@ -273,6 +274,7 @@ struct usnic_rel_ep {
 	u32 rx_bufs_size;
 	void *staging;			/* vmalloc_user, user-written payloads */
 	u32 staging_size;
+	struct usnic_rel_pack *pack;	/* pack.c's scratch, at first use (tx_lock) */
 
 	struct xarray peers;		/* handle -> peer; changes under ctx->lock */
 	DECLARE_HASHTABLE(peer_hash, 8);	/* by address, RCU */
@@ -444,7 +446,17 @@ void usnic_rel_batch_add(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 void usnic_rel_batch_flush(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   struct usnic_rel_tx_batch *batch);
 
+/* pack.c */
+u32 usnic_rel_pack_send(struct usnic_rel_ep *ep, unsigned int chan,
+			const struct usnic_rel_sqe *sqe);
+u32 usnic_rel_pack_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
+			  unsigned int chan);
+void usnic_rel_pack_free(struct usnic_rel_ep *ep);
+
 /* send.c */
+int usnic_rel_sqe_check(struct usnic_rel_ep *ep, unsigned int chan,
+			const struct usnic_rel_sqe *sqe);
+bool usnic_rel_cq_reserve_spare(struct usnic_rel_ep *ep, u32 spare);
 void usnic_rel_xmit_local_drop(struct usnic_rel_ep *ep,
 			       struct usnic_rel_peer *peer,
 			       const void *buf, size_t len, int err);

@@ -21,6 +21,10 @@ static_assert(sizeof(struct usnic_rel_atomic_req_hdr) == 40);
 static_assert(sizeof(struct usnic_rel_atomic_resp_hdr) == 16);
 static_assert(sizeof(struct usnic_rel_status_hdr) == 8);
 static_assert(sizeof(struct usnic_rel_hello_hdr) == 24);
+static_assert(sizeof(struct usnic_rel_packed_hdr) == 8);
+static_assert(sizeof(struct usnic_rel_packed_rec) == 16);
+/* Every receive buffer holds any packed message. */
+static_assert(USNIC_REL_WIRE_PACKED_MSG_MAX <= USNIC_REL_RX_BUF_MIN);
 /* A challenge answers any trigger at least this long: DATA is never shorter. */
 static_assert(sizeof(struct usnic_rel_hello_hdr) <=
 	      sizeof(struct usnic_rel_data_hdr));
@@ -38,6 +42,7 @@ static const u8 usnic_rel_type_hdr_len[USNIC_REL_PKT_TYPE_MAX + 1] = {
 	[USNIC_REL_PKT_ATOMIC_RESP] = sizeof(struct usnic_rel_atomic_resp_hdr),
 	[USNIC_REL_PKT_STATUS] = sizeof(struct usnic_rel_status_hdr),
 	[USNIC_REL_PKT_HELLO] = sizeof(struct usnic_rel_hello_hdr),
+	[USNIC_REL_PKT_PACKED] = sizeof(struct usnic_rel_packed_hdr),
 };
 
 static bool usnic_rel_type_valid(u8 type)
@@ -49,7 +54,8 @@ static bool usnic_rel_type_valid(u8 type)
 static bool usnic_rel_type_has_payload(u8 type)
 {
 	return type == USNIC_REL_PKT_DATA || type == USNIC_REL_PKT_PUT ||
-	       type == USNIC_REL_PKT_GET_RESP || type == USNIC_REL_PKT_ACK;
+	       type == USNIC_REL_PKT_GET_RESP || type == USNIC_REL_PKT_ACK ||
+	       type == USNIC_REL_PKT_PACKED;
 }
 
 /*
@@ -96,9 +102,11 @@ EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_hdr_len);
  * @buf: the UDP payload's first min(@len, sizeof(struct usnic_rel_hdr)) bytes
  * @len: the UDP payload's whole length
  *
- * The headers, and a standalone ACK's SACK blocks; never a data payload, so
- * that the receive path makes only this much of a datagram linear. Nothing
- * is checked here: usnic_rel_wire_parse() does it all.
+ * The headers, a standalone ACK's SACK blocks and a PACKED's records (with
+ * the start of its messages when they are short: never more than the most
+ * records take); never any other data payload, so that the receive path
+ * makes only this much of a datagram linear. Nothing is checked here:
+ * usnic_rel_wire_parse() does it all.
  *
  * Return: what usnic_rel_wire_parse() needs in linear memory, at most @len.
  */
@@ -119,6 +127,10 @@ size_t usnic_rel_wire_head_len(const void *buf, size_t len)
 		head += min_t(size_t, be16_to_cpu(h.payload_len),
 			      USNIC_REL_WIRE_SACK_BLOCKS *
 			      sizeof(struct usnic_rel_sack_block));
+	if (h.type == USNIC_REL_PKT_PACKED)
+		head += min_t(size_t, be16_to_cpu(h.payload_len),
+			      USNIC_REL_WIRE_PACKED_MAX *
+			      sizeof(struct usnic_rel_packed_rec));
 	return clamp(head, sizeof(h), len);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_wire_head_len);
@@ -293,6 +305,44 @@ usnic_rel_parse_status(const void *p, struct usnic_rel_pkt *pkt)
 	}
 }
 
+/*
+ * A PACKED's records, in the parsed buffer after its header: a count the
+ * payload holds, each message short enough, and their bytes filling the
+ * rest of the payload exactly.
+ */
+static enum usnic_rel_drop_reason
+usnic_rel_parse_packed(const void *p, struct usnic_rel_pkt *pkt)
+{
+	struct usnic_rel_packed_hdr h;
+	u32 i, len, bytes = 0;
+	u64 imm;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved0 || h.reserved)
+		return USNIC_REL_DROP_RESERVED;
+	pkt->packed.count = be16_to_cpu(h.count);
+	pkt->packed.bytes_off = pkt->packed.count *
+				sizeof(struct usnic_rel_packed_rec);
+	if (pkt->packed.count < 2 ||
+	    pkt->packed.count > USNIC_REL_WIRE_PACKED_MAX ||
+	    pkt->packed.bytes_off > pkt->payload_len)
+		return USNIC_REL_DROP_BAD_PACKED;
+	for (i = 0; i < pkt->packed.count; i++) {
+		struct usnic_rel_packed_rec r;
+
+		memcpy(&r, (const u8 *)pkt->payload + i * sizeof(r), sizeof(r));
+		if (r.reserved)
+			return USNIC_REL_DROP_RESERVED;
+		usnic_rel_packed_rec_get(pkt->payload, i, &len, &imm);
+		if (len > USNIC_REL_WIRE_PACKED_MSG_MAX)
+			return USNIC_REL_DROP_BAD_PACKED;
+		bytes += len;
+	}
+	if (bytes != pkt->payload_len - pkt->packed.bytes_off)
+		return USNIC_REL_DROP_BAD_PACKED;
+	return USNIC_REL_DROP_NONE;
+}
+
 static enum usnic_rel_drop_reason
 usnic_rel_parse_hello(const void *p, struct usnic_rel_pkt *pkt)
 {
@@ -380,7 +430,7 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 	if (len > hlen + pkt->payload_len)
 		return USNIC_REL_DROP_BAD_LENGTH;
 	pkt->payload_off = hlen;
-	if (h.type == USNIC_REL_PKT_ACK)
+	if (h.type == USNIC_REL_PKT_ACK || h.type == USNIC_REL_PKT_PACKED)
 		pkt->payload = p + hlen;
 
 	p += sizeof(h);
@@ -401,6 +451,8 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 		return usnic_rel_parse_status(p, pkt);
 	case USNIC_REL_PKT_HELLO:
 		return usnic_rel_parse_hello(p, pkt);
+	case USNIC_REL_PKT_PACKED:
+		return usnic_rel_parse_packed(p, pkt);
 	default:
 		return usnic_rel_parse_sack_blocks(pkt);	/* ACK */
 	}
@@ -499,6 +551,14 @@ static void usnic_rel_build_type_hdr(void *p, const struct usnic_rel_pkt *pkt)
 		memcpy(p, &h, sizeof(h));
 		break;
 	}
+	case USNIC_REL_PKT_PACKED: {
+		struct usnic_rel_packed_hdr h = {
+			.count = cpu_to_be16(pkt->packed.count),
+		};
+
+		memcpy(p, &h, sizeof(h));
+		break;
+	}
 	}
 }
 
@@ -559,6 +619,7 @@ static const char * const usnic_rel_drop_names[USNIC_REL_DROP_MAX] = {
 	[USNIC_REL_DROP_BAD_HELLO] = "bad_hello",
 	[USNIC_REL_DROP_BAD_SACK] = "bad_sack",
 	[USNIC_REL_DROP_NO_CSUM] = "no_checksum",
+	[USNIC_REL_DROP_BAD_PACKED] = "bad_packed",
 	[USNIC_REL_DROP_UNKNOWN_PEER] = "unknown_peer",
 	[USNIC_REL_DROP_STALE_INCARNATION] = "stale_incarnation",
 	[USNIC_REL_DROP_OUT_OF_WINDOW] = "out_of_window",

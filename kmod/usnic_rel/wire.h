@@ -35,6 +35,7 @@ enum usnic_rel_drop_reason {
 	USNIC_REL_DROP_BAD_HELLO,	/* HELLO with sequence fields or no cookie */
 	USNIC_REL_DROP_BAD_SACK,	/* ACK's SACK blocks malformed */
 	USNIC_REL_DROP_NO_CSUM,		/* IPv4 datagram without a UDP checksum */
+	USNIC_REL_DROP_BAD_PACKED,	/* PACKED's count or records malformed */
 	/* callers */
 	USNIC_REL_DROP_UNKNOWN_PEER,
 	USNIC_REL_DROP_STALE_INCARNATION,
@@ -61,8 +62,9 @@ struct usnic_rel_pkt {
 	/*
 	 * Where the payload starts, from the start of the UDP payload: it
 	 * stays in the datagram, which need not be linear. Only a standalone
-	 * ACK's payload (SACK blocks) is read by the parser: @payload points
-	 * at it, inside the parsed buffer; NULL for every other type.
+	 * ACK's SACK blocks and a PACKED's records are read by the parser:
+	 * @payload points at them, inside the parsed buffer; NULL for every
+	 * other type.
 	 */
 	u32 payload_off;
 	const void *payload;
@@ -110,6 +112,10 @@ struct usnic_rel_pkt {
 			u8 req_type;
 		} status;
 		struct {
+			u32 count;
+			u32 bytes_off;	/* the first message's, from payload_off */
+		} packed;
+		struct {
 			u64 cookie;
 			u64 echo;
 			u32 isn[USNIC_REL_NR_CHANS];
@@ -143,6 +149,27 @@ static inline void usnic_rel_sack_block_put(void *blocks, u32 i, u32 start,
 	};
 
 	memcpy((u8 *)blocks + i * sizeof(b), &b, sizeof(b));
+}
+
+/* Record @i of the records at @recs (wire order, any alignment). */
+static inline void usnic_rel_packed_rec_get(const void *recs, u32 i, u32 *len,
+					    u64 *imm)
+{
+	struct usnic_rel_packed_rec r;
+
+	memcpy(&r, (const u8 *)recs + i * sizeof(r), sizeof(r));
+	*len = be32_to_cpu(r.len);
+	*imm = be64_to_cpu(r.imm);
+}
+
+static inline void usnic_rel_packed_rec_put(void *recs, u32 i, u32 len, u64 imm)
+{
+	struct usnic_rel_packed_rec r = {
+		.len = cpu_to_be32(len),
+		.imm = cpu_to_be64(imm),
+	};
+
+	memcpy((u8 *)recs + i * sizeof(r), &r, sizeof(r));
 }
 
 size_t usnic_rel_wire_hdr_len(u8 type);

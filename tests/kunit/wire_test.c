@@ -82,6 +82,12 @@ static void wt_valid(struct usnic_rel_pkt *p, u8 type)
 		p->hello.isn[1] = 0xfffffff0;
 		p->hello.rx_limit = 4096;
 		break;
+	case USNIC_REL_PKT_PACKED:
+		/* wt_encode() writes the two records: 5 and 3 bytes. */
+		p->payload_len = 2 * sizeof(struct usnic_rel_packed_rec) + 8;
+		p->packed.count = 2;
+		p->packed.bytes_off = 2 * sizeof(struct usnic_rel_packed_rec);
+		break;
 	}
 }
 
@@ -95,6 +101,10 @@ static size_t wt_encode(struct kunit *test, const struct usnic_rel_pkt *p,
 	KUNIT_ASSERT_NE(test, hlen, 0);
 	for (i = 0; i < p->payload_len; i++)
 		buf[hlen + i] = (u8)(i * 7 + 1);
+	if (p->type == USNIC_REL_PKT_PACKED) {
+		usnic_rel_packed_rec_put(buf + hlen, 0, 5, 0x1111);
+		usnic_rel_packed_rec_put(buf + hlen, 1, 3, 0x2222);
+	}
 	return hlen + p->payload_len;
 }
 
@@ -102,8 +112,14 @@ static const u8 wt_types[] = {
 	USNIC_REL_PKT_DATA, USNIC_REL_PKT_ACK, USNIC_REL_PKT_PUT,
 	USNIC_REL_PKT_GET_REQ, USNIC_REL_PKT_GET_RESP,
 	USNIC_REL_PKT_ATOMIC_REQ, USNIC_REL_PKT_ATOMIC_RESP,
-	USNIC_REL_PKT_STATUS, USNIC_REL_PKT_HELLO,
+	USNIC_REL_PKT_STATUS, USNIC_REL_PKT_HELLO, USNIC_REL_PKT_PACKED,
 };
+
+/* The parser reads these types' payloads, in place. */
+static bool wt_payload_parsed(u8 type)
+{
+	return type == USNIC_REL_PKT_ACK || type == USNIC_REL_PKT_PACKED;
+}
 
 static void wire_round_trip_every_type(struct kunit *test)
 {
@@ -128,9 +144,9 @@ static void wire_round_trip_every_type(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, out.sack, in.sack);
 		KUNIT_EXPECT_EQ(test, out.payload_len, in.payload_len);
 		KUNIT_EXPECT_EQ(test, out.payload_off, len - in.payload_len);
-		/* Only an ACK's payload is read by the parser, in place. */
+		/* Only an ACK's and a PACKED's payload is read, in place. */
 		KUNIT_EXPECT_PTR_EQ(test, out.payload,
-				    in.type == USNIC_REL_PKT_ACK ?
+				    wt_payload_parsed(in.type) ?
 				    (const void *)(buf + out.payload_off) : NULL);
 		/* The decoded union must match what was encoded, byte for byte. */
 		out.payload = NULL;
@@ -200,7 +216,7 @@ static void wire_parse_reads_only_head(struct kunit *test)
 			usnic_rel_sack_block_put(buf + len - p.payload_len, 0,
 						 70, 3);
 		n = usnic_rel_wire_head_len(buf, len);
-		KUNIT_EXPECT_EQ_MSG(test, n, p.type == USNIC_REL_PKT_ACK ? len :
+		KUNIT_EXPECT_EQ_MSG(test, n, wt_payload_parsed(p.type) ? len :
 				    len - p.payload_len, "type %u", p.type);
 		head = kunit_kmalloc(test, n, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, head);
@@ -209,7 +225,7 @@ static void wire_parse_reads_only_head(struct kunit *test)
 				USNIC_REL_DROP_NONE);
 		KUNIT_ASSERT_EQ_MSG(test, usnic_rel_wire_parse(head, len, &out),
 				    USNIC_REL_DROP_NONE, "type %u", p.type);
-		if (p.type == USNIC_REL_PKT_ACK)
+		if (wt_payload_parsed(p.type))
 			KUNIT_EXPECT_EQ(test, memcmp(out.payload, full.payload,
 						     p.payload_len), 0);
 		out.payload = NULL;
@@ -297,6 +313,10 @@ struct wt_reject {
 #define ARSP(f) TYP(usnic_rel_atomic_resp_hdr, f)
 #define STAT(f) TYP(usnic_rel_status_hdr, f)
 #define HELO(f) TYP(usnic_rel_hello_hdr, f)
+#define PKD(f) TYP(usnic_rel_packed_hdr, f)
+#define REC(i, f) (PKD(count) + sizeof(struct usnic_rel_packed_hdr) + \
+		   (i) * sizeof(struct usnic_rel_packed_rec) + \
+		   offsetof(struct usnic_rel_packed_rec, f))
 
 #define T_DATA USNIC_REL_PKT_DATA
 #define T_ACK USNIC_REL_PKT_ACK
@@ -307,6 +327,7 @@ struct wt_reject {
 #define T_ARSP USNIC_REL_PKT_ATOMIC_RESP
 #define T_STAT USNIC_REL_PKT_STATUS
 #define T_HELO USNIC_REL_PKT_HELLO
+#define T_PKD USNIC_REL_PKT_PACKED
 
 static const struct wt_reject wt_rejects[] = {
 	{ "bad_magic", T_DATA, {{ HDR(magic), 4, 0x5553524d }}, 0,
@@ -447,6 +468,33 @@ static const struct wt_reject wt_rejects[] = {
 	{ "hello_with_payload", T_HELO, {{ HDR(payload_len), 2, 1 }}, 1,
 	  USNIC_REL_DROP_BAD_LENGTH },
 	{ "hello_truncated", T_HELO, {}, -1, USNIC_REL_DROP_TRUNCATED },
+	{ "packed_count_0", T_PKD, {{ PKD(count), 2, 0 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_count_1", T_PKD, {{ PKD(count), 2, 1 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_count_over_max", T_PKD,
+	  {{ PKD(count), 2, USNIC_REL_WIRE_PACKED_MAX + 1 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_records_past_payload", T_PKD, {{ PKD(count), 2, 3 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_reserved0", T_PKD, {{ PKD(reserved0), 2, 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "packed_reserved", T_PKD, {{ PKD(reserved), 4, 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "packed_record_reserved", T_PKD, {{ REC(1, reserved), 4, 1 }}, 0,
+	  USNIC_REL_DROP_RESERVED },
+	{ "packed_message_too_long", T_PKD,
+	  {{ REC(0, len), 4, USNIC_REL_WIRE_PACKED_MSG_MAX + 1 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_message_len_wraps", T_PKD,
+	  {{ REC(0, len), 4, 0xfffffffd }}, 0, USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_bytes_missing", T_PKD, {{ REC(0, len), 4, 6 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_bytes_left_over", T_PKD, {{ REC(0, len), 4, 4 }}, 0,
+	  USNIC_REL_DROP_BAD_PACKED },
+	{ "packed_empty_message_ok", T_PKD,
+	  {{ REC(0, len), 4, 0 }, { REC(1, len), 4, 8 }}, 0, USNIC_REL_DROP_NONE },
+	{ "packed_trailing_byte", T_PKD, {}, 1, USNIC_REL_DROP_BAD_LENGTH },
 };
 
 static void wt_reject_desc(const struct wt_reject *r, char *desc)
