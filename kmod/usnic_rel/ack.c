@@ -59,6 +59,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	if (res.freed) {
 		/* A new flight may be probed again. */
 		conn->probe_sent = false;
+		conn->probe_waited = false;
 		usnic_rel_conn_complete(ep, peer, pkt->channel, res.freed_from,
 					res.freed);
 		usnic_rel_rto_progress(&conn->rto);

@@ -197,6 +197,7 @@ struct usnic_rel_conn {
 	u8 ack_kick_owed;		/* ... channels (bits) that owe one meanwhile */
 	bool probe_armed;		/* rtx_timer is the tail-loss probe's */
 	bool probe_sent;		/* probed since the last progress */
+	bool probe_waited;		/* ... put off once, behind a transmission */
 	/* timers.c: when each lazy timer's reason is due (ns), 0: none. */
 	u64 rtx_due_ns;
 	u64 ack_due_ns;
@@ -249,6 +250,7 @@ void usnic_rel_hs_send(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer);
 /* timers.c */
 void usnic_rel_timers_init(struct usnic_rel_peer *peer);
 void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart);
+bool usnic_rel_probe_wait(struct usnic_rel_conn *conn, bool transmitting);
 void usnic_rel_reo_timer_arm(struct usnic_rel_peer *peer);
 bool usnic_rel_conn_other_overdue(const struct usnic_rel_conn *conn,
 				  unsigned int chan);

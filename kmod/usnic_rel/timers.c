@@ -32,6 +32,9 @@
  */
 #include <linux/cpumask.h>
 #include <linux/ktime.h>
+#include <linux/mutex.h>
+
+#include <kunit/visibility.h>
 
 #include "conn.h"
 #include "usnic_rel.h"
@@ -135,6 +138,30 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	conn->rtx_due_ns = ktime_get_ns() + ns;
 	usnic_rel_timer_due(&conn->rtx_timer, conn->rtx_due_ns, ns / 8);
 }
+
+/**
+ * usnic_rel_probe_wait() - put the tail-loss probe off behind a transmission?
+ * @conn: the connection whose probe timer expired
+ * @transmitting: the endpoint is sending now (its tx_lock is held)
+ *
+ * The probe's time runs from when the flight's packets were numbered, and
+ * a sender preempted between numbering a batch and sending it lets it run
+ * out before they leave (5 ms and more in a loaded VM); the work item that
+ * would send the probe waits for the same transmission, after which the
+ * probe duplicates what just left. Once per flight the probe then starts
+ * over from now; after that it goes whatever the endpoint does, so that a
+ * sender that transmits all the time cannot put it off for good.
+ *
+ * Return: true when the caller must rearm the probe instead of sending it.
+ */
+bool usnic_rel_probe_wait(struct usnic_rel_conn *conn, bool transmitting)
+{
+	if (!transmitting || conn->probe_waited)
+		return false;
+	conn->probe_waited = true;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_probe_wait);
 
 /*
  * The probe timer fired: the last packets of a flight, or their ACKs, may
@@ -255,6 +282,11 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 		goto out;
 	}
 	if (conn->probe_armed) {
+		/* A hint: a transmission may start or end meanwhile. */
+		if (usnic_rel_probe_wait(conn, mutex_is_locked(&ep->tx_lock))) {
+			usnic_rel_rtx_timer_arm(peer, true);
+			goto out;
+		}
 		usnic_rel_probe(peer);
 		goto proof;
 	}
