@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -247,6 +248,38 @@ static inline int urt_cq_next(struct urt_ep *ep, struct usnic_rel_cqe *cqe, int 
 		if (n == 0)
 			return -ETIMEDOUT;
 	}
+}
+
+/* Take the next CQE if there is one, without waiting. */
+static inline bool urt_cq_take(struct urt_ep *ep, struct usnic_rel_cqe *cqe)
+{
+	int r = USNIC_REL_REGION_CQ;
+	uint32_t head = *urt_ring_head(ep, r);
+
+	if (head == __atomic_load_n(urt_ring_tail(ep, r), __ATOMIC_ACQUIRE))
+		return false;
+	memcpy(cqe, urt_ring_slot(ep, r, head, sizeof(*cqe)), sizeof(*cqe));
+	__atomic_store_n(urt_ring_head(ep, r), head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * Return receive buffer @buf, and ring USNIC_REL_DB_RX only if the kernel
+ * asked for it; 0, or the doorbell's -errno.
+ */
+static inline int urt_rx_give_back(struct urt_ep *ep, uint32_t buf)
+{
+	urt_post_rx(ep, buf);
+	/* Pairs with the kernel's barrier after it sets the flag. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n((uint32_t *)((char *)ep->region[USNIC_REL_REGION_RX_FREE] +
+					   USNIC_REL_RING_TAIL_OFF + 4),
+			      __ATOMIC_ACQUIRE) &
+	      USNIC_REL_RING_F_NEED_DOORBELL))
+		return 0;
+	int ret = urt_doorbell(ep, USNIC_REL_DB_RX);
+
+	return ret < 0 ? ret : 0;
 }
 
 /* Line "@name value" of endpoint @debug_id's debugfs @file; -1 if missing. */

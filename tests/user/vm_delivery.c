@@ -168,32 +168,6 @@ static bool msg_ok(struct urt_ep *ep, const struct usnic_rel_cqe *cqe)
 	return true;
 }
 
-/* Return @buf, and ring DB_RX only if the kernel asked for it. */
-static void give_back(struct urt_ep *ep, uint32_t buf)
-{
-	urt_post_rx(ep, buf);
-	/* Pairs with the kernel's barrier after it sets the flag. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n((uint32_t *)((char *)ep->region[USNIC_REL_REGION_RX_FREE] +
-					 USNIC_REL_RING_TAIL_OFF + 4),
-			    __ATOMIC_ACQUIRE) &
-	    USNIC_REL_RING_F_NEED_DOORBELL)
-		URT_CHECK(urt_doorbell(ep, USNIC_REL_DB_RX) >= 0);
-}
-
-/* A non-blocking look at the CQ. */
-static bool cq_take(struct urt_ep *ep, struct usnic_rel_cqe *cqe)
-{
-	int r = USNIC_REL_REGION_CQ;
-	uint32_t head = *urt_ring_head(ep, r);
-
-	if (head == __atomic_load_n(urt_ring_tail(ep, r), __ATOMIC_ACQUIRE))
-		return false;
-	memcpy(cqe, urt_ring_slot(ep, r, head, sizeof(*cqe)), sizeof(*cqe));
-	__atomic_store_n(urt_ring_head(ep, r), head + 1, __ATOMIC_RELEASE);
-	return true;
-}
-
 static void *ep_region_hdr(struct urt_ep *ep, int region)
 {
 	return ep->region[region];
@@ -489,19 +463,19 @@ static void check_nomem(void)
 				}
 				goto out;
 			}
-			while (cq_take(&tx, &cqe)) {
+			while (urt_cq_take(&tx, &cqe)) {
 				URT_CHECK_EQ(cqe.status, 0);
 				if (cqe.user_ctx < 1000)
 					URT_CHECK(cqe.user_ctx >= base && cqe.user_ctx < id);
 				pending--;
 				progress = true;
 			}
-			while (cq_take(&rx, &cqe)) {
+			while (urt_cq_take(&rx, &cqe)) {
 				URT_CHECK_EQ(cqe.status, 0);
 				URT_CHECK_EQ(cqe.imm, next_rx);
 				URT_CHECK(msg_ok(&rx, &cqe));
 				next_rx++;
-				give_back(&rx, cqe.buf);
+				URT_CHECK_EQ(urt_rx_give_back(&rx, cqe.buf), 0);
 				progress = true;
 			}
 			if (!progress)
@@ -557,14 +531,14 @@ static long long slow_run(struct urt_ep *tx, struct urt_ep *f, uint32_t to_f, ui
 			sent++;
 		}
 		ring(tx, USNIC_REL_CHAN_DATA);
-		while (cq_take(f, &cqe)) {
+		while (urt_cq_take(f, &cqe)) {
 			URT_CHECK_EQ(cqe.status, 0);
 			URT_CHECK_EQ(cqe.imm, got);
 			got++;
-			give_back(f, cqe.buf);
+			URT_CHECK_EQ(urt_rx_give_back(f, cqe.buf), 0);
 		}
 		/* F's completions; S's stay outstanding while S is alive. */
-		while (cq_take(tx, &cqe)) {
+		while (urt_cq_take(tx, &cqe)) {
 			URT_CHECK_EQ(cqe.status, 0);
 			URT_CHECK(cqe.user_ctx < 100000);
 			done++;
@@ -647,7 +621,7 @@ static void check_doorbell(void)
 			while (i < DB_MSGS && *tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < 16)
 				queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i++);
 			URT_CHECK(urt_doorbell(&tx, 1U << USNIC_REL_CHAN_DATA) >= 0);
-			while (cq_take(&tx, &cqe)) {
+			while (urt_cq_take(&tx, &cqe)) {
 				URT_CHECK_EQ(cqe.status, 0);
 				done++;
 			}
@@ -663,7 +637,7 @@ static void check_doorbell(void)
 		URT_CHECK_EQ(cqe.imm, got);
 		got++;
 		last = now_ms();
-		give_back(&rx, cqe.buf);
+		URT_CHECK_EQ(urt_rx_give_back(&rx, cqe.buf), 0);
 	}
 	printf("  %u of %d messages; rx_no_buf %lld\n", got, DB_MSGS,
 	       urt_counter(rx.info.debug_id, "rx_no_buf"));
@@ -729,7 +703,7 @@ static void check_cqfull(void)
 			while (i < CQF_MSGS && *tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < 64)
 				queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, i++);
 			URT_CHECK(urt_doorbell(&tx, 1U << USNIC_REL_CHAN_DATA) >= 0);
-			while (cq_take(&tx, &cqe)) {
+			while (urt_cq_take(&tx, &cqe)) {
 				URT_CHECK_EQ(cqe.status, 0);
 				done++;
 			}
@@ -757,7 +731,7 @@ static void check_cqfull(void)
 		 * One slot at a time while full: a run of held packets that the
 		 * next gap-filling packet releases overflows into the backlog.
 		 */
-		while (cq_take(&rx, &cqe)) {
+		while (urt_cq_take(&rx, &cqe)) {
 			uint32_t v;
 
 			URT_CHECK_EQ(cqe.status, 0);
@@ -766,7 +740,7 @@ static void check_cqfull(void)
 			URT_CHECK_EQ(v, got);
 			got++;
 			last = now_ms();
-			give_back(&rx, cqe.buf);
+			URT_CHECK_EQ(urt_rx_give_back(&rx, cqe.buf), 0);
 			if (!last_ones)
 				break;
 		}

@@ -148,32 +148,6 @@ static uint32_t sq_room(struct stream *s, uint32_t chan)
 		__atomic_load_n(urt_ring_head(&s->tx, r), __ATOMIC_ACQUIRE));
 }
 
-/* A non-blocking look at a CQ. */
-static bool cq_take(struct urt_ep *ep, struct usnic_rel_cqe *cqe)
-{
-	int r = USNIC_REL_REGION_CQ;
-	uint32_t head = *urt_ring_head(ep, r);
-
-	if (head == __atomic_load_n(urt_ring_tail(ep, r), __ATOMIC_ACQUIRE))
-		return false;
-	memcpy(cqe, urt_ring_slot(ep, r, head, sizeof(*cqe)), sizeof(*cqe));
-	__atomic_store_n(urt_ring_head(ep, r), head + 1, __ATOMIC_RELEASE);
-	return true;
-}
-
-/* Return @buf, and ring DB_RX only if the kernel asked for it. */
-static void give_back(struct urt_ep *ep, uint32_t buf)
-{
-	urt_post_rx(ep, buf);
-	/* Pairs with the kernel's barrier after it sets the flag. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n((uint32_t *)((char *)ep->region[USNIC_REL_REGION_RX_FREE] +
-					 USNIC_REL_RING_TAIL_OFF + 4),
-			    __ATOMIC_ACQUIRE) &
-	    USNIC_REL_RING_F_NEED_DOORBELL)
-		URT_CHECK(urt_doorbell(ep, USNIC_REL_DB_RX) >= 0);
-}
-
 /* Check one arrival at receiver @rx: the next of its pair, intact. */
 static void check_arrival(struct stream *s, uint32_t rx, const struct usnic_rel_cqe *cqe)
 {
@@ -201,7 +175,7 @@ static void drain(struct stream *s)
 {
 	struct usnic_rel_cqe cqe;
 
-	while (cq_take(&s->tx, &cqe)) {
+	while (urt_cq_take(&s->tx, &cqe)) {
 		URT_CHECK_EQ(cqe.status, 0);
 		URT_CHECK_EQ(cqe.opcode, USNIC_REL_OP_SEND);
 		URT_CHECK(cqe.user_ctx < MIXED_MSGS);
@@ -212,9 +186,9 @@ static void drain(struct stream *s)
 		s->completed++;
 	}
 	for (uint32_t rx = 0; rx < 2; rx++)
-		while (cq_take(&s->rx[rx], &cqe)) {
+		while (urt_cq_take(&s->rx[rx], &cqe)) {
 			check_arrival(s, rx, &cqe);
-			give_back(&s->rx[rx], cqe.buf);
+			URT_CHECK_EQ(urt_rx_give_back(&s->rx[rx], cqe.buf), 0);
 		}
 }
 
@@ -300,11 +274,11 @@ static void check_starve(void)
 	}
 	URT_CHECK(urt_doorbell(&s.tx, USNIC_REL_DB_SQ_DATA) >= 0);
 	while ((s.completed < STARVE_MSGS || s.received < STARVE_MSGS) && now_ms() < end) {
-		while (cq_take(&s.tx, &cqe)) {
+		while (urt_cq_take(&s.tx, &cqe)) {
 			URT_CHECK_EQ(cqe.status, 0);
 			s.completed++;
 		}
-		while (cq_take(&s.rx[0], &cqe)) {
+		while (urt_cq_take(&s.rx[0], &cqe)) {
 			uint32_t seq = (uint32_t)cqe.imm;
 
 			URT_CHECK_EQ(cqe.status, 0);
@@ -316,7 +290,7 @@ static void check_starve(void)
 		/* One buffer back per pass, the oldest, after a pause. */
 		usleep(3000);
 		if (nr_held) {
-			give_back(&s.rx[0], held[0]);
+			URT_CHECK_EQ(urt_rx_give_back(&s.rx[0], held[0]), 0);
 			memmove(held, held + 1, --nr_held * sizeof(held[0]));
 		}
 		URT_CHECK(urt_doorbell(&s.tx, USNIC_REL_DB_SQ_DATA) >= 0);
