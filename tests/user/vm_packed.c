@@ -211,7 +211,13 @@ static void run_mixed(const char *name, bool faults)
 	}
 	while ((s.completed < MIXED_MSGS || s.received < MIXED_MSGS) && now_ms() < end) {
 		chan = (s.sent / 100) % USNIC_REL_NR_CHANS;
+		/*
+		 * A staging slot is reused only once the send before in it
+		 * completed: sends complete out of order across channels and
+		 * receivers, and a parked send reads its slot when it leaves.
+		 */
 		while (s.sent < MIXED_MSGS && burst && s.sent - s.completed < OUTSTANDING &&
+		       (s.sent < OUTSTANDING || s.done[s.sent - OUTSTANDING]) &&
 		       sq_room(&s, chan)) {
 			rx = s.sent % TO_SECOND == TO_SECOND - 1;
 			queue_send(&s, s.sent, rx, chan);
