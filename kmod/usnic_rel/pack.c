@@ -46,6 +46,15 @@ static bool usnic_rel_pack_fits(const struct usnic_rel_sqe *sqe)
 	       sqe->len <= USNIC_REL_WIRE_PACKED_MSG_MAX;
 }
 
+/* Whether @pk takes one more message of @len in a packet of @chan. */
+static bool usnic_rel_pack_room(struct usnic_rel_ep *ep, unsigned int chan,
+				const struct usnic_rel_pack *pk, u32 len)
+{
+	return pk->n < USNIC_REL_WIRE_PACKED_MAX &&
+	       (pk->n + 1) * sizeof(struct usnic_rel_packed_rec) + pk->len +
+	       len <= usnic_rel_rdma_frag_max(ep, chan, USNIC_REL_PKT_PACKED);
+}
+
 /* Append the checked send @sqe to @pk: its bytes and its completion. */
 static void usnic_rel_pack_add(struct usnic_rel_ep *ep, unsigned int chan,
 			       struct usnic_rel_pack *pk,
@@ -85,19 +94,16 @@ static void usnic_rel_pack_gather(struct usnic_rel_ep *ep, unsigned int chan,
 				  struct usnic_rel_pack *pk, u32 peer_handle)
 {
 	struct usnic_rel_ring *ring = &ep->sq[chan];
-	u32 room = usnic_rel_rdma_frag_max(ep, chan, USNIC_REL_PKT_PACKED);
 	u32 avail = usnic_rel_ring_avail(ep, ring), i;
 	struct usnic_rel_sqe sqe;
 
-	for (i = 0; i < avail && pk->n < USNIC_REL_WIRE_PACKED_MAX; i++) {
+	for (i = 0; i < avail; i++) {
 		memcpy(&sqe, ring->desc +
 		       (size_t)((ring->kidx + i) & (ring->entries - 1)) *
 		       sizeof(sqe), sizeof(sqe));
 		if (!usnic_rel_pack_fits(&sqe) || sqe.peer != peer_handle ||
-		    usnic_rel_sqe_check(ep, chan, &sqe))
-			break;
-		if ((pk->n + 1) * sizeof(struct usnic_rel_packed_rec) +
-		    pk->len + sqe.len > room)
+		    usnic_rel_sqe_check(ep, chan, &sqe) ||
+		    !usnic_rel_pack_room(ep, chan, pk, sqe.len))
 			break;
 		/*
 		 * As many CQ slots stay free as the packet's messages take: a
@@ -302,7 +308,6 @@ u32 usnic_rel_pack_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			  unsigned int chan)
 {
 	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
-	u32 room = usnic_rel_rdma_frag_max(ep, chan, USNIC_REL_PKT_PACKED);
 	struct usnic_rel_sq_cur *p, *tmp;
 	struct usnic_rel_pack *pk;
 	u32 n;
@@ -319,9 +324,7 @@ u32 usnic_rel_pack_parked(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		return 0;
 	list_for_each_entry(p, &c->sendq, node) {
 		if (!usnic_rel_pack_parked_fits(p) ||
-		    pk->n == USNIC_REL_WIRE_PACKED_MAX ||
-		    (pk->n + 1) * sizeof(struct usnic_rel_packed_rec) +
-		    pk->len + p->sqe.len > room)
+		    !usnic_rel_pack_room(ep, chan, pk, p->sqe.len))
 			break;
 		usnic_rel_pack_add(ep, chan, pk, &p->sqe);
 	}

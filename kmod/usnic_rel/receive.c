@@ -244,6 +244,26 @@ static void usnic_rel_rx_posted(struct usnic_rel_ep *ep)
 }
 
 /*
+ * A message whole in @pkt at @off: take a buffer, copy it there and post
+ * @cqe naming that buffer. Returns 0 or -ENOBUFS. Caller holds rx_lock.
+ */
+static int usnic_rel_rx_whole(struct usnic_rel_ep *ep,
+			      const struct usnic_rel_pkt *pkt,
+			      const struct sk_buff *skb, u32 off,
+			      struct usnic_rel_cqe *cqe)
+{
+	int ret = usnic_rel_rx_take_buf(ep, &cqe->buf);
+
+	if (ret)
+		return ret;
+	usnic_rel_rx_copy(skb, pkt, off, ep->rx_bufs +
+			  (size_t)cqe->buf * ep->rx_buf_size, cqe->len);
+	ep->cq_reserved--;
+	usnic_rel_cq_post(ep, cqe);
+	return 0;
+}
+
+/*
  * A short message whole in @pkt: its buffer is taken, filled and its CQE
  * posted in one hold of rx_lock. Returns 0 or -ENOBUFS. Caller holds
  * conn->lock.
@@ -263,14 +283,7 @@ static int usnic_rel_rx_short(struct usnic_rel_ep *ep,
 	int ret;
 
 	spin_lock(&ep->rx_lock);
-	ret = usnic_rel_rx_take_buf(ep, &cqe.buf);
-	if (!ret) {
-		usnic_rel_rx_copy(skb, pkt, 0, ep->rx_bufs +
-				  (size_t)cqe.buf * ep->rx_buf_size,
-				  pkt->payload_len);
-		ep->cq_reserved--;
-		usnic_rel_cq_post(ep, &cqe);
-	}
+	ret = usnic_rel_rx_whole(ep, pkt, skb, 0, &cqe);
 	spin_unlock(&ep->rx_lock);
 	if (!ret)
 		usnic_rel_rx_posted(ep);
@@ -414,14 +427,10 @@ static int usnic_rel_rx_packed(struct usnic_rel_ep *ep,
 			off += cqe.len;
 			continue;
 		}
-		ret = usnic_rel_rx_take_buf(ep, &cqe.buf);
+		ret = usnic_rel_rx_whole(ep, pkt, skb, off, &cqe);
 		if (ret)
 			break;
-		usnic_rel_rx_copy(skb, pkt, off, ep->rx_bufs +
-				  (size_t)cqe.buf * ep->rx_buf_size, cqe.len);
 		off += cqe.len;
-		ep->cq_reserved--;
-		usnic_rel_cq_post(ep, &cqe);
 	}
 	spin_unlock(&ep->rx_lock);
 	if (i > done) {
