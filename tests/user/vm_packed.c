@@ -16,6 +16,8 @@
  *           after what was delivered: no message twice, none lost.
  *   faults  mixed with the sender dropping, duplicating and reordering
  *           5 %, 5 % and 10 % of its packets (debugfs fault_*).
+ *   remove  Packed sends outstanding when the sender removes their peer:
+ *           each completes once, with success only if it was delivered.
  *
  * Usage: vm_packed [CASE...] (default: all).
  */
@@ -311,6 +313,66 @@ static void check_starve(void)
 	stream_close(&s);
 }
 
+#define REMOVE_MSGS 40
+#define REMOVE_BUFS 4
+
+/*
+ * Packed sends outstanding when their peer goes: the receiver takes a few
+ * and returns no buffer, the sender removes it. Every send completes once:
+ * those delivered with success, the rest with -ECANCELED.
+ */
+static void check_remove(void)
+{
+	struct stream s;
+	struct usnic_rel_cqe cqe;
+	long long end = now_ms() + DEADLINE_MS;
+	uint32_t ok = 0, cancelled = 0;
+
+	printf("remove: %d sends rung at once to a receiver with %d buffers, then removed\n",
+	       REMOVE_MSGS, REMOVE_BUFS);
+	if (stream_open(&s, REMOVE_BUFS))
+		return;
+	/* One exchange first: only a paired connection packs. */
+	URT_CHECK_EQ(urt_send(&s.tx, USNIC_REL_CHAN_DATA, s.peer[0], "w", 1, ~0ULL, MIXED_MSGS), 0);
+	URT_CHECK_EQ(urt_cq_next(&s.rx[0], &cqe, DEADLINE_MS), 0);
+	URT_CHECK_EQ(urt_rx_give_back(&s.rx[0], cqe.buf), 0);
+	URT_CHECK_EQ(urt_cq_next(&s.tx, &cqe, DEADLINE_MS), 0);
+	URT_CHECK_EQ(cqe.status, 0);
+	for (uint32_t i = 0; i < REMOVE_MSGS; i++) {
+		s.next_seq[0][USNIC_REL_CHAN_DATA] = i * 14;
+		queue_send(&s, i, 0, USNIC_REL_CHAN_DATA);
+	}
+	URT_CHECK(urt_doorbell(&s.tx, USNIC_REL_DB_SQ_DATA) >= 0);
+	/* The receiver fills its buffers and keeps them. */
+	while (s.received < REMOVE_BUFS && now_ms() < end)
+		if (urt_cq_take(&s.rx[0], &cqe))
+			s.received++;
+	URT_CHECK_EQ(urt_av_remove(&s.tx, s.peer[0]), 0);
+	while (ok + cancelled < REMOVE_MSGS && now_ms() < end) {
+		if (!urt_cq_take(&s.tx, &cqe))
+			continue;
+		URT_CHECK(cqe.user_ctx < REMOVE_MSGS);
+		if (cqe.user_ctx >= REMOVE_MSGS)
+			continue;
+		URT_CHECK_EQ(s.done[cqe.user_ctx], 0);
+		s.done[cqe.user_ctx] = 1;
+		if (cqe.status == 0)
+			ok++;
+		else if (cqe.status == -ECANCELED)
+			cancelled++;
+		else
+			URT_CHECK_EQ(cqe.status, -ECANCELED);
+	}
+	printf("  received %u; completed %u with success, %u cancelled; %lld sends packed\n",
+	       s.received, ok, cancelled, urt_counter(s.tx.info.debug_id, "tx_packed_messages"));
+	URT_CHECK_EQ(ok + cancelled, REMOVE_MSGS);
+	/* Success only for what was delivered: no more than the receiver's buffers. */
+	URT_CHECK(ok <= REMOVE_BUFS);
+	URT_CHECK(cancelled > 0);
+	URT_CHECK(urt_counter(s.tx.info.debug_id, "tx_packed_messages") >= 2);
+	stream_close(&s);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -318,6 +380,7 @@ static const struct {
 	{ "mixed", check_mixed },
 	{ "starve", check_starve },
 	{ "faults", check_faults },
+	{ "remove", check_remove },
 };
 
 int main(int argc, char **argv)
