@@ -113,6 +113,10 @@ size_t usnic_rel_txwin_bytes(u32 cap);
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
 enum usnic_rel_ack_verdict
+usnic_rel_txwin_ack_held(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			 const void *blocks, u32 nblocks, bool pure, bool held,
+			 u64 now_ns, struct usnic_rel_ack_result *res);
+enum usnic_rel_ack_verdict
 usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 			   const void *blocks, u32 nblocks, bool pure,
 			   u64 now_ns, struct usnic_rel_ack_result *res);
@@ -162,6 +166,22 @@ static inline bool usnic_rel_txwin_may_send(const struct usnic_rel_txwin *w)
 {
 	return usnic_rel_txwin_inflight(w) < w->size && !w->nr_lost &&
 	       usnic_rel_cwnd_allows(&w->cc, usnic_rel_txwin_pipe(w));
+}
+
+/*
+ * The peer holds the oldest packet in flight, received but not delivered
+ * (USNIC_REL_F_HELD): its receiver is short of buffers.
+ */
+static inline bool usnic_rel_txwin_una_held(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_inflight(w) && w->slots[w->una & (w->cap - 1)].sacked;
+}
+
+/* ... and every other one in flight: nothing is there to resend. */
+static inline bool usnic_rel_txwin_all_held(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_una_held(w) &&
+	       w->nr_sacked == usnic_rel_txwin_inflight(w);
 }
 
 /* When the oldest packet in flight was first sent; only if one is. */
