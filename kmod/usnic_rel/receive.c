@@ -543,6 +543,20 @@ static void usnic_rel_rx_backlog_chan(struct usnic_rel_ep *ep,
 		usnic_rel_ack_schedule(peer, chan, true);
 }
 
+/*
+ * A persist probe on @chan: the sender waits for what we hold. Buffers may
+ * have been returned without the doorbell (a process that did not look at
+ * NEED_DOORBELL): try the backlog, as a resend finding buffers would, then
+ * answer. Caller holds conn->lock.
+ */
+static void usnic_rel_rx_probed(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan)
+{
+	if (!skb_queue_empty(&peer->conn.chan[chan].backlog))
+		usnic_rel_rx_backlog_chan(ep, peer, chan);
+	usnic_rel_ack_schedule(peer, chan, true);
+}
+
 void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
 {
 	unsigned int chan;
@@ -845,8 +859,8 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 		if (pkt.type != USNIC_REL_PKT_ACK)
 			kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb,
 						      &answer);
-		else	/* A persist probe: say what we hold. */
-			usnic_rel_ack_schedule(peer, pkt.channel, true);
+		else	/* A persist probe: deliver what we can, say what we hold. */
+			usnic_rel_rx_probed(ep, peer, pkt.channel);
 		conn->ack_kick_held = false;
 		/* ACKs it made owed at once: an answer may have carried one. */
 		ack_len = usnic_rel_ack_take_inline(ep, peer,

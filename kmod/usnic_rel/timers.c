@@ -42,6 +42,14 @@
 
 /* Slack of the reorder timer: a tenth of a fast LAN's round trip. */
 #define USNIC_REL_REO_SLACK_NS	(10 * NSEC_PER_USEC)
+/*
+ * Persist probes to a peer that holds all we sent, in a row and unanswered
+ * (each one RTO, backed off, after the last), before what it held goes
+ * again: it may have restarted, and its new life ignores probes too short
+ * to draw a challenge. Two, so that one answer late by an RTO (a busy vCPU)
+ * costs no resend.
+ */
+#define USNIC_REL_PERSIST_TRIES	2
 
 static bool usnic_rel_conn_in_flight(const struct usnic_rel_conn *conn)
 {
@@ -346,9 +354,15 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 
 		if (!(chans & BIT(i)))
 			continue;
-		/* Nothing was lost: the peer holds it all. */
-		if (usnic_rel_persist(c) && usnic_rel_txwin_all_held(&c->tx))
-			continue;
+		/*
+		 * Nothing was lost: the peer holds it all. Probed too often
+		 * in vain, what it held goes again, as after any timeout.
+		 */
+		if (usnic_rel_persist(c) && usnic_rel_txwin_all_held(&c->tx)) {
+			if (conn->rto.retries <= USNIC_REL_PERSIST_TRIES)
+				continue;
+			usnic_rel_txwin_unhold(&c->tx);
+		}
 		if (usnic_rel_txwin_timeout(&c->tx))
 			usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 		c->retx_all = true;

@@ -707,6 +707,26 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
 
 /**
+ * usnic_rel_txwin_unhold() - forget that the peer holds the oldest packet
+ * @w: the window
+ *
+ * A peer that held it (USNIC_REL_F_HELD) stopped answering: it goes again
+ * at the next retransmission, like any packet not known received. The
+ * peer, if it still holds it, takes it for a duplicate and says so again.
+ */
+void usnic_rel_txwin_unhold(struct usnic_rel_txwin *w)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (!usnic_rel_txwin_una_held(w))
+		return;
+	s = &w->slots[usnic_rel_txwin_slot(w, w->una)];
+	s->sacked = false;
+	w->nr_sacked--;
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_unhold);
+
+/**
  * usnic_rel_txwin_timeout() - the retransmit timer fired
  * @w: the window
  *

@@ -125,6 +125,7 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
 bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_unhold(struct usnic_rel_txwin *w);
 unsigned long usnic_rel_txwin_timed_out(const struct usnic_rel_txwin *const *w,
 					unsigned int n, u64 now_ns, u64 rto_ns);
 void usnic_rel_txwin_reo_timeout(struct usnic_rel_txwin *w, u64 now_ns,

@@ -680,6 +680,20 @@ static void txwin_peer_holds_in_order(struct kunit *test)
 	seq = w.una;
 	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
 
+	/* A peer that stopped answering: the oldest goes again, then is held anew. */
+	usnic_rel_txwin_unhold(&w);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 4);
+	seq = w.una;
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
+	KUNIT_EXPECT_EQ(test, seq, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 100, GENMASK_ULL(3, 0),
+						       NULL, 0, false, true,
+						       550000, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_all_held(&w));
+
 	/* One more sent: held, but not all. */
 	tw_send(test, &w, 1, 600000);
 	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_una_held(&w));
