@@ -159,17 +159,6 @@ static inline u32 usnic_rel_txwin_pipe(const struct usnic_rel_txwin *w)
 }
 
 /*
- * May a new packet be sent? Only within the protocol window and the
- * congestion window, and only once every packet presumed lost went again
- * (RFC 6675: retransmissions come first).
- */
-static inline bool usnic_rel_txwin_may_send(const struct usnic_rel_txwin *w)
-{
-	return usnic_rel_txwin_inflight(w) < w->size && !w->nr_lost &&
-	       usnic_rel_cwnd_allows(&w->cc, usnic_rel_txwin_pipe(w));
-}
-
-/*
  * The peer holds the oldest packet in flight, received but not delivered
  * (USNIC_REL_F_HELD): its receiver is short of buffers.
  */
@@ -183,6 +172,21 @@ static inline bool usnic_rel_txwin_all_held(const struct usnic_rel_txwin *w)
 {
 	return usnic_rel_txwin_una_held(w) &&
 	       w->nr_sacked == usnic_rel_txwin_inflight(w);
+}
+
+/*
+ * May a new packet be sent? Only within the protocol window and the
+ * congestion window, only once every packet presumed lost went again
+ * (RFC 6675: retransmissions come first), and not while the peer holds the
+ * oldest for want of receive buffers: a zero window, for what it holds is
+ * delivered first; the sends that wait meanwhile leave packed when the ACK
+ * after the delivery opens it.
+ */
+static inline bool usnic_rel_txwin_may_send(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_inflight(w) < w->size && !w->nr_lost &&
+	       !usnic_rel_txwin_una_held(w) &&
+	       usnic_rel_cwnd_allows(&w->cc, usnic_rel_txwin_pipe(w));
 }
 
 /* When the oldest packet in flight was first sent; only if one is. */

@@ -675,6 +675,8 @@ static void txwin_peer_holds_in_order(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_una_held(&w));
 	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_all_held(&w));
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
+	/* A zero window: nothing new until the oldest is delivered. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
 	usnic_rel_txwin_timeout(&w);
 	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, U64_MAX), 0);
 	seq = w.una;
@@ -716,6 +718,7 @@ static void txwin_peer_holds_in_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res.freed, 4);
 	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
 	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_may_send(&w));
 
 	/* A held ACK from before it, reordered: stale. */
 	tw_send(test, &w, 1, 900000);

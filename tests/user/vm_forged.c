@@ -308,14 +308,13 @@ static void forged_hold(struct urt_ep *ep, uint32_t peer)
 	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_ack"), bad_ack + 2);
 	URT_CHECK_EQ(urt_cq_next(ep, &cqe, 0), -ETIMEDOUT);
 	/*
-	 * The true hold: no completion, and no resend (once what left before
-	 * it arrived) while each persist probe is answered as the receiver
-	 * would, holding it still.
+	 * The true hold: no completion, and no resend while each persist
+	 * probe is answered at once, as the receiver would, holding it still
+	 * (unanswered, it would go again after two).
 	 */
-	ack_send(s, held);
-	usleep(50000);
 	resent = resends(ep);
 	probes = urt_counter(ep->info.debug_id, "persist_probes");
+	ack_send(s, held);
 	for (int i = 0; i < 500 && answered < 5; i++) {
 		h = recv_type(USNIC_REL_PKT_ACK, 1);
 		if (h.type != USNIC_REL_PKT_ACK || !(h.flags & USNIC_REL_F_ACK_REQ))
