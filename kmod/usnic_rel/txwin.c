@@ -340,6 +340,8 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
 {
 	bool retx = false;
 
+	if (w->una != ack)
+		w->una_held = false;
 	for (; w->una != ack; w->una++) {
 		struct usnic_rel_tx_slot *s =
 			&w->slots[usnic_rel_txwin_slot(w, w->una)];
@@ -654,6 +656,8 @@ usnic_rel_txwin_ack_held(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 		if (usnic_rel_seq_after(ack + 1, w->sack_end))
 			w->sack_end = ack + 1;
 	}
+	if (held)
+		w->una_held = true;
 	if (res->rtt_ns < 0)
 		res->rtt_ns = res->sack_rtt_ns;
 	if (res->rtt_ns >= 0 &&
@@ -720,9 +724,12 @@ void usnic_rel_txwin_unhold(struct usnic_rel_txwin *w)
 
 	if (!usnic_rel_txwin_una_held(w))
 		return;
+	w->una_held = false;
 	s = &w->slots[usnic_rel_txwin_slot(w, w->una)];
-	s->sacked = false;
-	w->nr_sacked--;
+	if (s->sacked) {
+		s->sacked = false;
+		w->nr_sacked--;
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_unhold);
 

@@ -76,6 +76,7 @@ struct usnic_rel_txwin {
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
 	bool in_recovery;
+	bool una_held;	/* the peer said it holds una (USNIC_REL_F_HELD) */
 	u16 delivered_cpu;	/* the CPU delivered_ns's packet left from */
 	struct usnic_rel_cwnd cc;
 };
@@ -164,7 +165,7 @@ static inline u32 usnic_rel_txwin_pipe(const struct usnic_rel_txwin *w)
  */
 static inline bool usnic_rel_txwin_una_held(const struct usnic_rel_txwin *w)
 {
-	return usnic_rel_txwin_inflight(w) && w->slots[w->una & (w->cap - 1)].sacked;
+	return w->una_held && usnic_rel_txwin_inflight(w);
 }
 
 /* ... and every other one in flight: nothing is there to resend. */
