@@ -126,9 +126,12 @@ static void test_rma_args(struct urel_device *dev)
 	URT_CHECK(tx >= 0);
 
 	/* Unknown flags. */
-	URT_CHECK_EQ(urel_ep_put(ep, me, buf, 8, rkey, 0, NULL, 0x2), -EINVAL);
+	URT_CHECK_EQ(urel_ep_put(ep, me, buf, 8, rkey, 0, NULL, 1U << 2), -EINVAL);
 	URT_CHECK_EQ(urel_ep_get(ep, me, buf, 8, rkey, 0, NULL, 1U << 31), -EINVAL);
 	URT_CHECK_EQ(urel_ep_atomic(ep, me, &ok, rkey, 0, NULL, 0x4), -EINVAL);
+	/* Only a put can be quiet: a get or an atomic always has an answer. */
+	URT_CHECK_EQ(urel_ep_get(ep, me, buf, 8, rkey, 0, NULL, UREL_POST_QUIET), -EINVAL);
+	URT_CHECK_EQ(urel_ep_atomic(ep, me, &ok, rkey, 0, NULL, UREL_POST_QUIET), -EINVAL);
 	/* Peers never inserted, handle 0, and a removed peer. */
 	URT_CHECK_EQ(urel_ep_put(ep, 0, buf, 8, rkey, 0, NULL, 0), -ENXIO);
 	URT_CHECK_EQ(urel_ep_put(ep, gone, buf, 8, rkey, 0, NULL, 0), -ENXIO);

@@ -45,6 +45,14 @@
 #define GROUP 2
 #define ROUNDS 2
 #define DEADLINE_S 600
+/*
+ * The reorder case sends messages too long to pack (packing would put 64
+ * in one packet and leave netem little to reorder), staged in slots.
+ */
+#define REORDER_LEN 300
+#define STAGED_SLOT_BYTES 320
+#define STAGING_BYTES 65536
+#define STAGED_SLOTS (STAGING_BYTES / STAGED_SLOT_BYTES)
 
 static double now_s(void)
 {
@@ -180,7 +188,7 @@ static int ep_create(int fd, uint16_t port, uint32_t rx_bufs, struct urt_ep *ep)
 	ep->info.sq_entries = 512;
 	ep->info.cq_entries = 2048;
 	ep->info.rx_bufs = rx_bufs;
-	ep->info.staging_size = 65536;
+	ep->info.staging_size = STAGING_BYTES;
 	if (urt_addr(&ep->info.addr, AF_INET, "127.0.0.1", port))
 		return -EINVAL;
 	int ret = urt_ep_create_info(ep);
@@ -206,6 +214,7 @@ struct side {
 	uint32_t completed;
 	uint32_t per_dst; /* messages to send to each */
 	uint32_t expect; /* messages to receive from each */
+	uint32_t len; /* of each message: inline up to 64 B, else staged */
 	uint32_t total_recvd;
 	const struct side *gate; /* send only in turn with the others to it */
 	uint32_t gate_index;
@@ -227,6 +236,7 @@ static void side_init(struct side *s, uint32_t nr_dst, uint32_t per_dst, uint32_
 	s->nr_dst = nr_dst;
 	s->per_dst = per_dst;
 	s->expect = expect;
+	s->len = 48;
 	s->dst = calloc(nr_dst, sizeof(*s->dst));
 	s->sent = calloc(nr_dst, sizeof(*s->sent));
 	s->recvd = calloc(nr_dst, sizeof(*s->recvd));
@@ -255,6 +265,9 @@ static bool side_may_send(const struct side *s, uint32_t d)
 	const struct side *rx = s->rx_side[d];
 
 	if (s->sent[d] >= s->per_dst)
+		return false;
+	/* A staging slot is written again only once its send completed. */
+	if (s->len > USNIC_REL_SQE_INLINE_MAX && s->sent[d] - s->completed >= STAGED_SLOTS)
 		return false;
 	/* A burst waits until the receiver took the one before. */
 	if (rx && rx->recvd[s->rx_index[d]] < round * BURST)
@@ -293,14 +306,21 @@ static bool side_send(struct side *s)
 			break;
 		struct usnic_rel_sqe sqe = {
 			.opcode = USNIC_REL_OP_SEND,
-			.flags = USNIC_REL_SQE_INLINE,
 			.peer = s->dst[d],
 			.imm = s->sent[d],
 			.user_ctx = d,
-			.len = 48,
+			.len = s->len,
 		};
+		uint8_t *payload = sqe.inline_data;
 
-		memset(sqe.inline_data, (int)(s->sent[d] & 0xff), sqe.len);
+		if (s->len <= USNIC_REL_SQE_INLINE_MAX) {
+			sqe.flags = USNIC_REL_SQE_INLINE;
+		} else {
+			sqe.staging_off = s->sent[d] % STAGED_SLOTS * STAGED_SLOT_BYTES;
+			payload =
+				(uint8_t *)s->ep.region[USNIC_REL_REGION_STAGING] + sqe.staging_off;
+		}
+		memset(payload, (int)(s->sent[d] & 0xff), sqe.len);
 		urt_queue_sqe(&s->ep, USNIC_REL_CHAN_DATA, &sqe);
 		queued++;
 		s->sent[d]++;
@@ -343,8 +363,9 @@ static bool side_reap(struct side *s)
 		int i = side_index(s, cqe.peer);
 		const uint8_t *p = urt_rx_buf(&s->ep, cqe.buf);
 
-		if (cqe.status || i < 0 || cqe.imm != s->recvd[i] || cqe.len != 48 ||
-		    p[0] != (uint8_t)(cqe.imm & 0xff) || p[47] != (uint8_t)(cqe.imm & 0xff)) {
+		if (cqe.status || i < 0 || cqe.imm != s->recvd[i] || cqe.len != s->len ||
+		    p[0] != (uint8_t)(cqe.imm & 0xff) ||
+		    p[s->len - 1] != (uint8_t)(cqe.imm & 0xff)) {
 			fprintf(stderr, "recv from %u: status %d imm %llu expected %u len %u\n",
 				cqe.peer, cqe.status, (unsigned long long)cqe.imm,
 				i < 0 ? 0 : s->recvd[i], cqe.len);
@@ -587,6 +608,7 @@ static int test_reorder(uint32_t count)
 	for (int i = 0; i < 2; i++) {
 		/* 0 sends, 1 receives. */
 		side_init(&sides[i], 1, i == 0 ? count : 0, i == 0 ? 0 : count);
+		sides[i].len = REORDER_LEN;
 		ret = ep_create(fd, BASE_PORT + i, 1024, &sides[i].ep);
 		if (ret) {
 			fprintf(stderr, "create: %s\n", strerror(-ret));
