@@ -161,6 +161,15 @@ int urel_msg_isend_data(struct urel_msg *m, urel_peer_t peer, const void *buf, s
 			uint64_t tag, uint64_t data, unsigned int flags,
 			struct urel_msg_req **reqp);
 
+/*
+ * A standard send, with immediate data, that is posted now with no request
+ * or not at all: 0 once its bytes have left @buf, -EAGAIN when it would
+ * have to wait (sends queued ahead, the ring full; also for UREL_MSG_SELF
+ * and above the eager limit): send it with urel_msg_isend_data() then.
+ */
+int urel_msg_inject_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+			 uint64_t tag, uint64_t data);
+
 int urel_msg_irecv(struct urel_msg *m, urel_peer_t peer, void *buf, size_t len, uint64_t tag,
 		   uint64_t ignore, struct urel_msg_req **reqp);
 

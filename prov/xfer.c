@@ -251,6 +251,31 @@ static bool urel_fi_send_done(struct urel_fi_ep *ep, struct urel_fi_op *op, uint
 	return true;
 }
 
+/*
+ * A standard send of one buffer posted at once, as most small ones are:
+ * its bytes leave @buf before the call returns (so an inject needs no copy
+ * of its own), with no operation to keep and test, and its completion, if
+ * one is wanted, is pushed now. -FI_EAGAIN when it would have to wait (or
+ * is not eager): the caller takes the general path. Called with ep->lock held.
+ */
+static ssize_t urel_fi_send_now(struct urel_fi_ep *ep, urel_peer_t peer, const void *buf,
+				size_t len, uint64_t bits, uint64_t data, void *context,
+				bool tagged, bool report)
+{
+	struct urel_fi_cqe c = {
+		.e = { .op_context = context, .flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG) },
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	int ret = urel_msg_inject_data(ep->m, peer, buf, len, bits, data);
+
+	if (ret)
+		return urel_fi_ret(ret);
+	ep->posted[UREL_FI_POSTED_SEND]++;
+	if (report && ep->tx_cq)
+		urel_fi_cq_push(ep->tx_cq, &c);
+	return 0;
+}
+
 static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size_t count,
 			    fi_addr_t dest, uint64_t bits, uint64_t data, void *context,
 			    uint64_t flags, bool tagged)
@@ -279,6 +304,13 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 	if (!peer) {
 		ret = -FI_EINVAL;
 		goto out;
+	}
+	if (count <= 1 && !(flags & UREL_FI_SYNC_FLAGS)) {
+		ret = urel_fi_send_now(ep, peer, buf, len, bits,
+				       flags & FI_REMOTE_CQ_DATA ? data : 0, context, tagged,
+				       report);
+		if (ret != -FI_EAGAIN)
+			goto out;
 	}
 	if (ep->ntx >= UREL_FI_QUEUE_SIZE) {
 		urel_fi_ep_reap(ep);

@@ -535,11 +535,6 @@ void urel_msg_wake(struct urel_msg *m)
 	urel_waker_wake(&m->waker);
 }
 
-static bool urel_msg_full(int ret)
-{
-	return ret == -EAGAIN || ret == -ENOBUFS;
-}
-
 /* A message larger than a descriptor holds: gathered into the staging area. */
 static int urel_msg_post_staged(struct urel_msg *m, urel_peer_t peer, unsigned int chan,
 				const void *hdr, size_t hlen, const void *data, size_t dlen,

@@ -22,6 +22,7 @@
 #ifndef UREL_MSG_MSG_H
 #define UREL_MSG_MSG_H
 
+#include <errno.h>
 #include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -300,6 +301,12 @@ void urel_msg_req_release(struct urel_msg *m, struct urel_msg_req *r);
 int urel_msg_block(struct urel_msg *m, bool (*ready)(void *), void *arg);
 int urel_msg_pass(struct urel_msg *m, bool help);
 void urel_msg_peer_failed(struct urel_msg *m, urel_peer_t peer, int err);
+/* The core had no room for it now: a send that may wait is queued, not failed. */
+static inline bool urel_msg_full(int ret)
+{
+	return ret == -EAGAIN || ret == -ENOBUFS;
+}
+
 bool urel_msg_peer_fatal(int err);
 int urel_msg_drain(struct urel_msg *m);
 void urel_msg_sink_get(struct urel_msg_sink *s);

@@ -103,6 +103,23 @@ static void urel_msg_send_init(struct urel_msg_req *r, urel_peer_t peer, size_t 
 	r->st.data = data;
 }
 
+/* An eager message's header: @id names a synchronous send's request (0 for a standard one). */
+static void urel_msg_eager_hdr(unsigned char hdr[UREL_MSG_EAGER_HDR], uint32_t seq, bool sync,
+			       uint64_t tag, uint64_t id)
+{
+	struct urel_am_hdr h =
+		urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_EAGER, sync ? UREL_MSG_F_SYNC : 0, seq);
+
+	memcpy(hdr, &h, sizeof(h));
+	urel_msg_put64(hdr + sizeof(h), tag);
+	urel_msg_put64(hdr + sizeof(h) + 8, id);
+}
+
+static unsigned int urel_msg_eager_chan(const struct urel_msg *m, size_t len)
+{
+	return len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA;
+}
+
 /*
  * A tiny or eager send to another process: the common case, kept apart
  * from the rendezvous and self paths so that it stays short. Its request
@@ -115,7 +132,6 @@ static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void
 	unsigned char hdr[UREL_MSG_EAGER_HDR];
 	struct urel_msg_peer *p;
 	struct urel_msg_req *r;
-	struct urel_am_hdr h;
 	unsigned int chan;
 	uint32_t seq;
 	int ret;
@@ -137,11 +153,8 @@ static int urel_msg_isend_eager(struct urel_msg *m, urel_peer_t peer, const void
 		urel_msg_list_add(&m->waiting, r);
 	}
 	seq = p->tx_seq++;
-	h = urel_am_hdr(UREL_AM_MSG, UREL_MSG_OP_EAGER, sync ? UREL_MSG_F_SYNC : 0, seq);
-	memcpy(hdr, &h, sizeof(h));
-	urel_msg_put64(hdr + sizeof(h), tag);
-	urel_msg_put64(hdr + sizeof(h) + 8, r->id);
-	chan = len <= m->attr.tiny_max ? UREL_CHAN_CMD : UREL_CHAN_DATA;
+	urel_msg_eager_hdr(hdr, seq, sync, tag, r->id);
+	chan = urel_msg_eager_chan(m, len);
 	/*
 	 * Nothing queued ahead of it and the peer alive: posted at once
 	 * (urel_msg_post_to()'s common case, one call shorter). Otherwise, or
@@ -259,6 +272,51 @@ err:
 	if (r->mr)
 		urel_mr_dereg(r->mr);
 	free(r);
+	return ret;
+}
+
+/*
+ * A standard send whose bytes leave @buf before it returns, with no request:
+ * posted at once or not at all. -EAGAIN when it would have to wait (sends
+ * queued ahead of it, the core's ring full) or is not an eager send to
+ * another process: urel_msg_isend() takes those. Nothing is sent then, so
+ * the caller's fallback keeps the order.
+ */
+UREL_API int urel_msg_inject_data(struct urel_msg *m, urel_peer_t peer, const void *buf, size_t len,
+				  uint64_t tag, uint64_t data)
+{
+	unsigned char hdr[UREL_MSG_EAGER_HDR];
+	struct urel_msg_peer *p;
+	uint32_t seq;
+	int ret;
+
+	if (!m || peer == UREL_MSG_ANY_PEER || (!buf && len))
+		return -EINVAL;
+	if (peer == UREL_MSG_SELF || len > m->attr.eager_max)
+		return -EAGAIN;
+	urel_msg_lock(&m->lock);
+	p = urel_msg_peer(m, peer);
+	if (!p) {
+		ret = -ENOMEM;
+	} else if (p->err) {
+		ret = p->err;
+	} else if (m->pend) {
+		ret = -EAGAIN;
+	} else {
+		seq = p->tx_seq++;
+		urel_msg_eager_hdr(hdr, seq, false, tag, 0);
+		ret = urel_msg_post_now(m, peer, urel_msg_eager_chan(m, len), hdr, sizeof(hdr), buf,
+					len, data);
+		if (ret) {
+			/* Nothing went: the sequence number is free again. */
+			p->tx_seq = seq;
+			if (urel_msg_full(ret))
+				ret = -EAGAIN;
+			else if (urel_msg_peer_fatal(ret))
+				urel_msg_peer_failed(m, peer, ret);
+		}
+	}
+	urel_msg_unlock(&m->lock);
 	return ret;
 }
 

@@ -50,6 +50,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "urt_job.h"
 
@@ -424,6 +425,88 @@ static void t_data(struct urt_job *j)
 }
 
 /*
+ * urel_msg_inject_data(): each message's bytes have left the buffer when it
+ * returns 0 (the sender overwrites it at once), -EAGAIN (the ring full once
+ * the receiver stops taking, or sends queued ahead) sends nothing, so the
+ * fallback isend keeps the order; sizes up to the eager limit, with data.
+ */
+#define INJECTS 3000
+static void t_inject(struct urt_job *j)
+{
+	struct urel_msg_attr attr;
+
+	URT_CHECK_EQ(urel_msg_query(j->m, &attr), 0);
+	if (j->rank == 0) {
+		struct urel_msg_req **r = calloc(INJECTS, sizeof(*r));
+		uint8_t **copies = calloc(INJECTS, sizeof(*copies));
+		uint8_t *buf = xmalloc(attr.eager_max + 1);
+		unsigned int injected = 0, fallbacks = 0;
+
+		if (!r || !copies)
+			exit(3);
+		URT_CHECK_EQ(urel_msg_inject_data(NULL, j->peer[1], buf, 1, 0, 0), -EINVAL);
+		URT_CHECK_EQ(urel_msg_inject_data(j->m, UREL_MSG_ANY_PEER, buf, 1, 0, 0), -EINVAL);
+		URT_CHECK_EQ(urel_msg_inject_data(j->m, j->peer[1], NULL, 1, 0, 0), -EINVAL);
+		URT_CHECK_EQ(urel_msg_inject_data(j->m, UREL_MSG_SELF, buf, 1, 0, 0), -EAGAIN);
+		URT_CHECK_EQ(urel_msg_inject_data(j->m, j->peer[1], buf, attr.eager_max + 1, 0, 0),
+			     -EAGAIN);
+		for (unsigned int i = 0; i < INJECTS; i++) {
+			size_t len = i % 7 == 3 ? attr.eager_max : i % 29;
+			int ret;
+
+			urt_fill(buf, i, (uint32_t)len);
+			ret = urel_msg_inject_data(j->m, j->peer[1], buf, len, 0x900, i);
+			if (ret == -EAGAIN) {
+				/* Sent behind the queued ones from a copy it keeps until done. */
+				copies[fallbacks] = xmalloc(len);
+				memcpy(copies[fallbacks], buf, len);
+				URT_CHECK_EQ(urel_msg_isend_data(j->m, j->peer[1],
+								 copies[fallbacks], len, 0x900, i,
+								 0, &r[fallbacks]),
+					     0);
+				fallbacks++;
+			} else {
+				URT_CHECK_EQ(ret, 0);
+				injected++;
+			}
+			/* Sent or copied: the buffer is the caller's again. */
+			memset(buf, 0xee, len);
+		}
+		fprintf(stderr, "rank 0: inject: %u posted at once, %u fell back\n", injected,
+			fallbacks);
+		URT_CHECK(injected > 0);
+		for (unsigned int k = 0; k < fallbacks; k++) {
+			URT_CHECK_EQ(urel_msg_wait(r[k], NULL), 0);
+			free(copies[k]);
+		}
+		free(copies);
+		free(r);
+		free(buf);
+	} else {
+		uint8_t *buf = xmalloc(attr.eager_max);
+		struct urel_msg_status st;
+
+		/* Late, and not progressing meanwhile: the sender's ring fills. */
+		usleep(300000);
+		for (unsigned int i = 0; i < INJECTS; i++) {
+			size_t len = i % 7 == 3 ? attr.eager_max : i % 29;
+
+			URT_CHECK_EQ(
+				urel_msg_recv(j->m, j->peer[0], buf, attr.eager_max, 0x900, 0, &st),
+				0);
+			URT_CHECK_EQ(st.data, i);
+			URT_CHECK_EQ(st.len, len);
+			if (urt_verify(buf, i, (uint32_t)len)) {
+				fprintf(stderr,
+					"rank 1: injected message %u corrupt or out of order\n", i);
+				urt_failures++;
+			}
+		}
+		free(buf);
+	}
+}
+
+/*
  * Requests left at close: done but never tested (eager and rendezvous), a
  * synchronous send never matched, a receive never matched.
  * urel_msg_close() frees them all: LeakSanitizer (the test is built with
@@ -610,6 +693,7 @@ static void t_two_ranks(struct urt_job *j)
 		      { "truncation", t_truncation },
 		      { "probe", t_probe_waitany },
 		      { "data", t_data },
+		      { "inject", t_inject },
 		      { "self", t_self },
 		      { "leftovers", t_leftovers } };
 
