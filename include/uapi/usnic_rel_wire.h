@@ -37,7 +37,7 @@
 /* "USRL": first four bytes of every packet. */
 #define USNIC_REL_WIRE_MAGIC		0x5553524cU
 /* Bumped on any incompatible change; receivers drop other versions. */
-#define USNIC_REL_WIRE_VERSION		7
+#define USNIC_REL_WIRE_VERSION		8
 
 /* Largest payload of one datagram: a 64 KiB UDP datagram less every header. */
 #define USNIC_REL_WIRE_MAX_PAYLOAD	64512U
@@ -86,8 +86,15 @@ enum usnic_rel_pkt_type {
  * room. Flow control, not loss: the sender keeps its congestion window.
  */
 #define USNIC_REL_F_RNR		0x04
+/*
+ * Held, only with USNIC_REL_F_RNR: the packet at @ack came in order too, and
+ * the receiver keeps it (with every one up to its next hole, SACKed) until
+ * a receive buffer frees. Received, not delivered: the sender neither sends
+ * it again nor completes it. A cumulative ACK past it follows the delivery.
+ */
+#define USNIC_REL_F_HELD	0x08
 #define USNIC_REL_F_ALL		(USNIC_REL_F_ACK | USNIC_REL_F_ACK_REQ | \
-				 USNIC_REL_F_RNR)
+				 USNIC_REL_F_RNR | USNIC_REL_F_HELD)
 
 /**
  * struct usnic_rel_hdr - common header of every packet (40 bytes)
@@ -97,7 +104,10 @@ enum usnic_rel_pkt_type {
  * @channel: USNIC_REL_CHAN_*, below USNIC_REL_NR_CHANS; selects the
  *	sequence space.
  * @flags: USNIC_REL_F_*; unknown bits are rejected. USNIC_REL_PKT_ACK must
- *	carry USNIC_REL_F_ACK, and so must any packet with USNIC_REL_F_RNR.
+ *	carry USNIC_REL_F_ACK, and so must any packet with USNIC_REL_F_RNR;
+ *	USNIC_REL_F_HELD comes only with USNIC_REL_F_RNR. A USNIC_REL_PKT_ACK
+ *	with USNIC_REL_F_ACK_REQ asks for an ACK back (a persist probe, sent
+ *	while the receiver holds what it was sent).
  * @src_incarnation: the sender's incarnation of its connection to the
  *	receiver, random, never 0 (dropped). A new value from a peer's address
  *	is only a claim: the receiver answers it with a HELLO challenge and
@@ -109,7 +119,8 @@ enum usnic_rel_pkt_type {
  *	ACK it is the sender's next sequence number and is only informational;
  *	zero in a HELLO.
  * @ack: cumulative ACK for the reverse direction of @channel: every sequence
- *	number before @ack was received. Only valid with USNIC_REL_F_ACK.
+ *	number before @ack was received and delivered (a send completes on
+ *	it). Only valid with USNIC_REL_F_ACK.
  * @payload_len: bytes after the type header, at most
  *	USNIC_REL_WIRE_MAX_PAYLOAD.
  * @reserved: zero.

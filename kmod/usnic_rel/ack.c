@@ -23,6 +23,7 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	struct usnic_rel_chan_conn *c = &conn->chan[pkt->channel];
 	bool pure = pkt->type == USNIC_REL_PKT_ACK;
 	bool rnr = pkt->flags & USNIC_REL_F_RNR;
+	bool held = pkt->flags & USNIC_REL_F_HELD;
 	struct usnic_rel_ack_result res;
 	enum usnic_rel_ack_verdict v;
 	u32 nblocks = 0, backed_off = 0;
@@ -33,10 +34,13 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 	/* The reordering window of time-based loss detection follows SRTT. */
 	c->tx.srtt_ns = conn->rto.has_sample ?
 			(u64)conn->rto.srtt_us * NSEC_PER_USEC : 0;
-	/* A not-ready ACK repeats the hole on purpose: no duplicate. */
-	v = usnic_rel_txwin_ack_blocks(&c->tx, pkt->ack, pkt->sack,
-				       pkt->payload, nblocks, pure && !rnr,
-				       ktime_get_ns(), &res);
+	/*
+	 * A not-ready ACK repeats the hole on purpose: no duplicate. A held
+	 * one SACKs the packet at its ACK too: received, not delivered.
+	 */
+	v = usnic_rel_txwin_ack_held(&c->tx, pkt->ack, pkt->sack, pkt->payload,
+				     nblocks, pure && !rnr, held,
+				     ktime_get_ns(), &res);
 	trace_usnic_rel_ack(ep->debug_id, peer->handle, pkt,
 			    v != USNIC_REL_ACK_STALE && v != USNIC_REL_ACK_FORGED,
 			    v == USNIC_REL_ACK_NEW || v == USNIC_REL_ACK_DUP ? res.freed : 0);
@@ -128,19 +132,30 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 	if (c->ack_pending && pkt->type != USNIC_REL_PKT_ACK)
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_ACKS_PIGGYBACKED, 1);
 	pkt->flags |= USNIC_REL_F_ACK;
-	usnic_rel_rxwin_build_ack(&c->rx, &pkt->ack, &pkt->sack);
+	/* Up to what was delivered; what waits for a buffer is SACKed. */
+	usnic_rel_rxwin_build_ack_from(&c->rx, usnic_rel_rx_undelivered(c),
+				       &pkt->ack, &pkt->sack);
 	/*
 	 * Only while the ACK still names the dropped packet as its hole: once
 	 * a resend of it was taken, the flag would tell the sender that later
-	 * losses are flow control.
+	 * losses are flow control. Every ACK says what waits in the backlog.
 	 */
-	if (c->rnr_owed && pkt->ack == c->rnr_seq) {
+	if (pkt->ack != c->rx.next) {
+		pkt->flags |= USNIC_REL_F_RNR | USNIC_REL_F_HELD;
+		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
+	} else if (c->rnr_owed && pkt->ack == c->rnr_seq) {
 		pkt->flags |= USNIC_REL_F_RNR;
 		usnic_rel_count(peer->ep, USNIC_REL_CNT_RNR_ACKS_SENT, 1);
 	}
 	c->rnr_owed = false;
 	if (pkt->type != USNIC_REL_PKT_ACK && usnic_rel_ack_wanted(&c->tx))
 		pkt->flags |= USNIC_REL_F_ACK_REQ;
+	/* A persist probe: any packet asking for an ACK will do. */
+	if (c->persist_owed) {
+		pkt->flags |= USNIC_REL_F_ACK_REQ;
+		c->persist_owed = false;
+		usnic_rel_count(peer->ep, USNIC_REL_CNT_PERSIST_PROBES, 1);
+	}
 	usnic_rel_rxwin_ack_sent(&c->rx);
 	c->ack_pending = false;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
@@ -170,6 +185,7 @@ size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 			   unsigned int chan, void *buf, size_t size)
 {
 	size_t hlen = usnic_rel_wire_hdr_len(USNIC_REL_PKT_ACK);
+	struct usnic_rel_chan_conn *c = &peer->conn.chan[chan];
 	struct usnic_rel_pkt pkt;
 	u32 room, n;
 
@@ -179,9 +195,10 @@ size_t usnic_rel_ack_build(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		     (size - hlen) / sizeof(struct usnic_rel_sack_block));
 	usnic_rel_pkt_init(ep, peer, &pkt, USNIC_REL_PKT_ACK, chan);
 	/* Informational: the receiver must not take it for a sequence. */
-	pkt.seq = peer->conn.chan[chan].tx.next;
-	n = usnic_rel_rxwin_sack_blocks(&peer->conn.chan[chan].rx,
-					(u8 *)buf + hlen, room);
+	pkt.seq = c->tx.next;
+	n = usnic_rel_rxwin_sack_blocks_from(&c->rx,
+					     usnic_rel_rx_undelivered(c),
+					     (u8 *)buf + hlen, room);
 	pkt.payload_len = n * sizeof(struct usnic_rel_sack_block);
 	usnic_rel_ack_fill(peer, chan, &pkt);
 	if (!usnic_rel_wire_build(buf, size, &pkt))

@@ -557,6 +557,7 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 		c->ack_pending = false;
 		c->rnr_owed = false;
 		c->rnr_ns = 0;
+		c->persist_owed = false;
 		c->retx_pending = false;
 		c->retx_all = false;
 		c->retx_held = false;

@@ -138,6 +138,7 @@ struct usnic_rel_chan_conn {
 	bool rnr_owed;			/* ... saying we dropped for want of buffers */
 	u32 rnr_seq;			/* the last one said so for this sequence */
 	u64 rnr_ns;			/* ... at this time */
+	bool persist_owed;		/* ask the peer holding our packets for an ACK */
 	bool retx_pending;		/* holes to resend (fast retransmit) */
 	bool retx_all;			/* resend all unacked (timeout) */
 	bool retx_held;			/* ... held for the pairing: first sends */
@@ -257,5 +258,8 @@ bool usnic_rel_conn_other_overdue(const struct usnic_rel_conn *conn,
 void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
 			    bool now);
 void usnic_rel_tx_work_kick(struct usnic_rel_peer *peer);
+
+/* receive.c */
+u32 usnic_rel_rx_undelivered(const struct usnic_rel_chan_conn *c);
 
 #endif /* _USNIC_REL_CONN_H */

@@ -97,6 +97,8 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_ACKS_INLINE] = "acks_inline",
 	[USNIC_REL_CNT_TX_PACKED_MSGS] = "tx_packed_messages",
 	[USNIC_REL_CNT_RDMA_QUIET_DONE] = "rdma_quiet_done",
+	[USNIC_REL_CNT_RX_HELD_IN_ORDER] = "rx_held_in_order",
+	[USNIC_REL_CNT_PERSIST_PROBES] = "persist_probes",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -19,8 +19,12 @@
  * is held until the gap before it fills. A message's fragments are copied
  * straight into the receive buffer taken for its first fragment; its
  * completion is posted when the last one is in. When no buffer is free, an
- * in-order packet is dropped unacknowledged and comes again; packets already
- * acknowledged wait in a backlog until userspace returns buffers.
+ * in-order packet waits in a backlog, charged like a packet held out of
+ * order, until userspace returns buffers: received, so SACKed (the sender
+ * does not send it again), but not acknowledged until delivered (a send
+ * completes only once its bytes are in a buffer, and a receiver that
+ * restarts meanwhile fails it). Past the hold budget it is dropped
+ * unacknowledged and comes again.
  *
  * A one-sided request's answer usually leaves from here too, carrying the
  * request's ACK, once conn->lock is dropped (rdma.c says when).
@@ -138,6 +142,32 @@ void usnic_rel_rx_copy(const struct sk_buff *skb,
 	/* The parser checked that the payload is all in the datagram. */
 	WARN_ON_ONCE(skb_copy_bits(skb, sizeof(struct udphdr) +
 				   pkt->payload_off + off, to, len));
+}
+
+/*
+ * The sequence of a packet in a backlog: its headers were made linear when
+ * it was parsed on arrival, after the UDP header at skb->data.
+ */
+static u32 usnic_rel_rx_skb_seq(const struct sk_buff *skb)
+{
+	const struct usnic_rel_hdr *h =
+		(const void *)(skb->data + sizeof(struct udphdr));
+
+	return be32_to_cpu(h->seq);
+}
+
+/**
+ * usnic_rel_rx_undelivered() - the first sequence of @c not yet delivered
+ * @c: a channel of a connection; caller holds its conn->lock
+ *
+ * Return: the head of its backlog, or the receive window's next when
+ * nothing waits: the cumulative ACK to send.
+ */
+u32 usnic_rel_rx_undelivered(const struct usnic_rel_chan_conn *c)
+{
+	struct sk_buff *skb = skb_peek(&c->backlog);
+
+	return skb ? usnic_rel_rx_skb_seq(skb) : c->rx.next;
 }
 
 /*
@@ -491,18 +521,40 @@ static void usnic_rel_rx_backlog_chan(struct usnic_rel_ep *ep,
 				      unsigned int chan)
 {
 	struct sk_buff_head *q = &peer->conn.chan[chan].backlog;
+	bool delivered = false;
 	struct sk_buff *skb;
+	int err = 0;
 
 	while ((skb = skb_peek(q))) {
-		int err = usnic_rel_rx_deliver_skb(ep, peer, skb);
-
-		if (err) {
-			usnic_rel_rx_wait(ep, peer, err);
-			return;
-		}
+		err = usnic_rel_rx_deliver_skb(ep, peer, skb);
+		if (err)
+			break;
 		__skb_unlink(skb, q);
 		consume_skb(skb);
+		delivered = true;
 	}
+	if (err)
+		usnic_rel_rx_wait(ep, peer, err);
+	/*
+	 * A window update: the sender completes what was delivered, and
+	 * sends on, at once.
+	 */
+	if (delivered)
+		usnic_rel_ack_schedule(peer, chan, true);
+}
+
+/*
+ * A persist probe on @chan: the sender waits for what we hold. Buffers may
+ * have been returned without the doorbell (a process that did not look at
+ * NEED_DOORBELL): try the backlog, as a resend finding buffers would, then
+ * answer. Caller holds conn->lock.
+ */
+static void usnic_rel_rx_probed(struct usnic_rel_ep *ep,
+				struct usnic_rel_peer *peer, unsigned int chan)
+{
+	if (!skb_queue_empty(&peer->conn.chan[chan].backlog))
+		usnic_rel_rx_backlog_chan(ep, peer, chan);
+	usnic_rel_ack_schedule(peer, chan, true);
 }
 
 void usnic_rel_rx_backlog(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer)
@@ -582,7 +634,7 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 	struct usnic_rel_chan_conn *c = &peer->conn.chan[pkt->channel];
 	bool ack_req = pkt->flags & USNIC_REL_F_ACK_REQ;
 	struct usnic_rel_rx_result res;
-	bool kept = false;
+	bool kept = false, waits = false;
 	int err;
 	u32 i;
 
@@ -603,15 +655,22 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 		} else {
 			err = usnic_rel_rx_deliver_first(ep, peer, pkt, skb);
 			if (err) {
-				/* Not taken into the window unless delivered. */
 				if (peer->conn.resp_kick_owed) {
 					peer->conn.resp_kick_owed = false;
 					usnic_rel_tx_work_kick(peer);
 				}
 				usnic_rel_rx_wait(ep, peer, err);
-				usnic_rel_rx_not_ready(peer, pkt->channel,
-						       pkt->seq);
-				return false;
+				/* Over the budget: dropped unseen, comes again. */
+				if (!usnic_rel_skb_hold(ep, skb)) {
+					usnic_rel_rx_not_ready(peer, pkt->channel,
+							       pkt->seq);
+					return false;
+				}
+				/* Held: the ACK says so at once (F_HELD). */
+				usnic_rel_count(ep, USNIC_REL_CNT_RX_HELD_IN_ORDER, 1);
+				__skb_queue_tail(&c->backlog, skb);
+				kept = true;
+				waits = true;
 			}
 		}
 		usnic_rel_rxwin_receive(&c->rx, pkt->seq, ack_req, &res);
@@ -629,8 +688,10 @@ static bool usnic_rel_rx_sequenced(struct usnic_rel_ep *ep,
 			}
 			__skb_queue_tail(&c->backlog, held);
 		}
-		if (!skb_queue_empty(&c->backlog))
+		if (!waits && !skb_queue_empty(&c->backlog))
 			usnic_rel_rx_backlog_chan(ep, peer, pkt->channel);
+		if (waits)
+			res.ack = USNIC_REL_ACK_NOW;
 		/* Numbered after the request: its ACK goes with it. */
 		if (usnic_rel_rx_answer(ep, peer, pkt->channel, answer))
 			return kept;
@@ -792,9 +853,14 @@ int usnic_rel_udp_recv(struct sock *sk, struct sk_buff *skb)
 		usnic_rel_trace_rx_seq(ep, peer, &pkt, skb->len);
 	if (pkt.flags & USNIC_REL_F_ACK)
 		usnic_rel_ack_rx(ep, peer, &pkt);
-	if (pkt.type != USNIC_REL_PKT_ACK) {
+	if (pkt.type != USNIC_REL_PKT_ACK ||
+	    (pkt.flags & USNIC_REL_F_ACK_REQ)) {
 		conn->ack_kick_held = true;
-		kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb, &answer);
+		if (pkt.type != USNIC_REL_PKT_ACK)
+			kept = usnic_rel_rx_sequenced(ep, peer, &pkt, skb,
+						      &answer);
+		else	/* A persist probe: deliver what we can, say what we hold. */
+			usnic_rel_rx_probed(ep, peer, pkt.channel);
 		conn->ack_kick_held = false;
 		/* ACKs it made owed at once: an answer may have carried one. */
 		ack_len = usnic_rel_ack_take_inline(ep, peer,

@@ -326,65 +326,103 @@ void usnic_rel_rxwin_receive(struct usnic_rel_rxwin *w, u32 seq, bool ack_req,
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_receive);
 
-/**
- * usnic_rel_rxwin_build_ack() - the acknowledgment to send now
- * @w: the window
- * @ack: set to the cumulative ACK
- * @sack: set to the SACK bitmap: bit i for @ack + 1 + i held
+/*
+ * Was @from + @off received, @from being the first sequence not delivered?
+ * Everything in [@from, next) was (it waits for receive buffers); past next,
+ * what is held out of order.
  */
-void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
-			       u64 *sack)
+static bool usnic_rel_rxwin_has(const struct usnic_rel_rxwin *w, u32 from,
+				u32 off)
 {
-	u32 i, n = min_t(u32, USNIC_REL_WIRE_SACK_BITS, w->cap ? w->cap - 1 : 0);
-	u64 bits = 0;
+	u32 ahead = from + off - w->next;
 
-	for (i = 0; w->nr_ooo && i < n; i++)
-		if (test_bit(usnic_rel_rxwin_slot(w, w->next + 1 + i), w->ooo))
+	if (off < w->next - from)
+		return true;
+	return ahead && ahead < w->cap && w->nr_ooo &&
+	       test_bit(usnic_rel_rxwin_slot(w, from + off), w->ooo);
+}
+
+/*
+ * @from as the caller gives it, or next when it is not within a window
+ * behind next (the caller's bug: then nothing waits).
+ */
+static u32 usnic_rel_rxwin_from(const struct usnic_rel_rxwin *w, u32 from)
+{
+	if (WARN_ON_ONCE(w->next - from > w->size))
+		return w->next;
+	return from;
+}
+
+/**
+ * usnic_rel_rxwin_build_ack_from() - the acknowledgment to send now
+ * @w: the window
+ * @from: the first sequence not delivered yet: next, or before it when
+ *	packets received in order wait for receive buffers. Those are not
+ *	acknowledged (the sender completes a send only once delivered) but
+ *	SACKed, so that the sender does not send them again.
+ * @ack: set to the cumulative ACK, @from
+ * @sack: set to the SACK bitmap: bit i for @ack + 1 + i received
+ */
+void usnic_rel_rxwin_build_ack_from(const struct usnic_rel_rxwin *w, u32 from,
+				    u32 *ack, u64 *sack)
+{
+	u64 bits = 0;
+	u32 i;
+
+	from = usnic_rel_rxwin_from(w, from);
+	/* Nothing waits and nothing is held: the common case, no walk. */
+	if (from == w->next && !w->nr_ooo)
+		i = USNIC_REL_WIRE_SACK_BITS;
+	else
+		i = 0;
+	for (; i < USNIC_REL_WIRE_SACK_BITS; i++)
+		if (usnic_rel_rxwin_has(w, from, i + 1))
 			bits |= 1ULL << i;
-	*ack = w->next;
+	*ack = from;
 	*sack = bits;
 }
-EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_build_ack);
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_build_ack_from);
 
 /**
- * usnic_rel_rxwin_sack_blocks() - the SACK blocks of a standalone ACK
+ * usnic_rel_rxwin_sack_blocks_from() - the SACK blocks of a standalone ACK
  * @w: the window
+ * @from: its cumulative ACK (usnic_rel_rxwin_build_ack_from())
  * @blocks: room for @max blocks, written in wire format
  * @max: at most USNIC_REL_WIRE_SACK_BLOCKS
  *
- * The ranges held beyond the ACK's bitmap, relative to the cumulative ACK.
- * When more are held than fit, the list starts where the previous one
- * stopped, so that a few ACKs tell the sender about the whole window.
+ * The ranges received beyond the ACK's bitmap, relative to @from. When more
+ * are held than fit, the list starts where the previous one stopped, so
+ * that a few ACKs tell the sender about the whole window.
  *
  * Return: how many blocks were written.
  */
-u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w, void *blocks,
-				u32 max)
+u32 usnic_rel_rxwin_sack_blocks_from(struct usnic_rel_rxwin *w, u32 from,
+				     void *blocks, u32 max)
 {
-	u32 first = USNIC_REL_WIRE_SACK_BITS + 1, n = 0, off, start;
-	u32 reach = min_t(u32, w->cap, USNIC_REL_WIRE_SACK_REACH);
+	u32 first = USNIC_REL_WIRE_SACK_BITS + 1, n = 0, off, start, reach;
 
-	if (!w->nr_ooo || reach <= first)
+	from = usnic_rel_rxwin_from(w, from);
+	reach = min_t(u32, w->next - from + w->cap, USNIC_REL_WIRE_SACK_REACH);
+	if ((!w->nr_ooo && w->next - from <= first) || reach <= first)
 		return 0;
-	off = w->sack_from - w->next;
+	off = w->sack_from - from;
 	if (off < first || off >= reach)
 		off = first;
 	while (off < reach && n < max) {
-		if (!test_bit(usnic_rel_rxwin_slot(w, w->next + off), w->ooo)) {
+		if (!usnic_rel_rxwin_has(w, from, off)) {
 			off++;
 			continue;
 		}
 		start = off;
-		while (off < reach &&
-		       test_bit(usnic_rel_rxwin_slot(w, w->next + off), w->ooo))
+		while (off < reach && usnic_rel_rxwin_has(w, from, off))
 			off++;
 		usnic_rel_sack_block_put(blocks, n++, start, off - start);
 	}
 	/* Stopped for room: go on from here next time; else from the start. */
-	w->sack_from = w->next + (off < reach ? off : first);
+	w->sack_from = from + (off < reach ? off : first);
 	return n;
 }
-EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_sack_blocks);
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_rxwin_sack_blocks_from);
 
 /* An ACK (standalone or piggy-backed) left: restart the coalescing count. */
 void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w)

@@ -58,10 +58,10 @@ enum usnic_rel_rx_class usnic_rel_rxwin_classify(const struct usnic_rel_rxwin *w
 						 u32 seq);
 void usnic_rel_rxwin_receive(struct usnic_rel_rxwin *w, u32 seq, bool ack_req,
 			     struct usnic_rel_rx_result *res);
-void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w, u32 *ack,
-			       u64 *sack);
-u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w, void *blocks,
-				u32 max);
+void usnic_rel_rxwin_build_ack_from(const struct usnic_rel_rxwin *w, u32 from,
+				    u32 *ack, u64 *sack);
+u32 usnic_rel_rxwin_sack_blocks_from(struct usnic_rel_rxwin *w, u32 from,
+				     void *blocks, u32 max);
 void usnic_rel_rxwin_ack_sent(struct usnic_rel_rxwin *w);
 
 /* Index of @seq's slot. The window has slots (@cap > 0). */
@@ -98,6 +98,20 @@ static inline void *usnic_rel_rxwin_take_held(struct usnic_rel_rxwin *w,
 
 	*p = NULL;
 	return pkt;
+}
+
+/* The acknowledgment when everything received in order was delivered. */
+static inline void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w,
+					     u32 *ack, u64 *sack)
+{
+	usnic_rel_rxwin_build_ack_from(w, w->next, ack, sack);
+}
+
+/* ... and its SACK blocks. */
+static inline u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w,
+					      void *blocks, u32 max)
+{
+	return usnic_rel_rxwin_sack_blocks_from(w, w->next, blocks, max);
 }
 
 #endif /* _USNIC_REL_RXWIN_H */

@@ -42,6 +42,14 @@
 
 /* Slack of the reorder timer: a tenth of a fast LAN's round trip. */
 #define USNIC_REL_REO_SLACK_NS	(10 * NSEC_PER_USEC)
+/*
+ * Persist probes to a peer that holds all we sent, in a row and unanswered
+ * (each one RTO, backed off, after the last), before what it held goes
+ * again: it may have restarted, and its new life ignores probes too short
+ * to draw a challenge. Two, so that one answer late by an RTO (a busy vCPU)
+ * costs no resend.
+ */
+#define USNIC_REL_PERSIST_TRIES	2
 
 static bool usnic_rel_conn_in_flight(const struct usnic_rel_conn *conn)
 {
@@ -164,10 +172,29 @@ bool usnic_rel_probe_wait(struct usnic_rel_conn *conn, bool transmitting)
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_probe_wait);
 
 /*
+ * The peer holds the oldest packet of @c for want of buffers (F_HELD): it
+ * was received, so instead of resending anything ask the peer for an ACK
+ * (a pure ACK with F_ACK_REQ, as TCP probes a zero window). Its answer says
+ * whether it still holds it (then rto_not_ready() keeps the retry count at
+ * zero), or acknowledges it, if the ACK after the delivery was lost; no
+ * answer is a timeout like any other, so a dead peer is still found out.
+ * Caller holds conn->lock and kicks the work item. Returns whether so.
+ */
+static bool usnic_rel_persist(struct usnic_rel_chan_conn *c)
+{
+	if (!usnic_rel_txwin_una_held(&c->tx))
+		return false;
+	c->persist_owed = true;
+	c->ack_pending = true;
+	return true;
+}
+
+/*
  * The probe timer fired: the last packets of a flight, or their ACKs, may
  * be lost, and nothing sent after them will tell. Resend the newest one:
  * its ACK (with SACK) tells what is missing, so recovery runs on ACKs
- * rather than waiting out the RTO. Caller holds conn->lock.
+ * rather than waiting out the RTO. A channel whose peer holds all it sent
+ * is probed for an ACK instead. Caller holds conn->lock.
  */
 static void usnic_rel_probe(struct usnic_rel_peer *peer)
 {
@@ -177,7 +204,9 @@ static void usnic_rel_probe(struct usnic_rel_peer *peer)
 	conn->probe_armed = false;
 	conn->probe_sent = true;
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
-		if (usnic_rel_txwin_inflight(&conn->chan[i].tx))
+		if (usnic_rel_txwin_inflight(&conn->chan[i].tx) &&
+		    !(usnic_rel_persist(&conn->chan[i]) &&
+		      usnic_rel_txwin_all_held(&conn->chan[i].tx)))
 			conn->chan[i].retx_probe = true;
 	usnic_rel_rtx_timer_arm(peer, true);
 	usnic_rel_tx_work_kick(peer);
@@ -325,6 +354,15 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 
 		if (!(chans & BIT(i)))
 			continue;
+		/*
+		 * Nothing was lost: the peer holds it all. Probed too often
+		 * in vain, what it held goes again, as after any timeout.
+		 */
+		if (usnic_rel_persist(c) && usnic_rel_txwin_all_held(&c->tx)) {
+			if (conn->rto.retries <= USNIC_REL_PERSIST_TRIES)
+				continue;
+			usnic_rel_txwin_unhold(&c->tx);
+		}
 		if (usnic_rel_txwin_timeout(&c->tx))
 			usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
 		c->retx_all = true;

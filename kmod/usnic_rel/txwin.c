@@ -340,6 +340,8 @@ static bool usnic_rel_txwin_free(struct usnic_rel_txwin *w, u32 ack,
 {
 	bool retx = false;
 
+	if (w->una != ack)
+		w->una_held = false;
 	for (; w->una != ack; w->una++) {
 		struct usnic_rel_tx_slot *s =
 			&w->slots[usnic_rel_txwin_slot(w, w->una)];
@@ -562,7 +564,8 @@ static void usnic_rel_txwin_detect(struct usnic_rel_txwin *w, u64 now_ns,
 		return;
 	}
 	res->rack_lost = usnic_rel_txwin_rack(w, now_ns);
-	by_count = !w->srtt_ns &&
+	/* Packets the peer holds in order, for want of buffers, show no hole. */
+	by_count = !w->srtt_ns && !usnic_rel_txwin_una_held(w) &&
 		   (w->dup_acks >= thresh || w->nr_sacked >= thresh);
 	if (!w->in_recovery && (by_count || res->rack_lost)) {
 		w->in_recovery = true;
@@ -583,15 +586,18 @@ static void usnic_rel_txwin_detect(struct usnic_rel_txwin *w, u64 now_ns,
 }
 
 /**
- * usnic_rel_txwin_ack_blocks() - process an acknowledgment from the peer
+ * usnic_rel_txwin_ack_held() - process an acknowledgment from the peer
  * @w: the window
- * @ack: cumulative ACK: everything before it was received
+ * @ack: cumulative ACK: everything before it was received and delivered
  * @sack: SACK bitmap, bit i for @ack + 1 + i
  * @blocks: @nblocks SACK blocks beyond the bitmap (wire format, checked by
  *	the parser for shape), or NULL
  * @nblocks: how many
  * @pure: it came in a standalone ACK, not piggy-backed on data; only those
  *	count as duplicates without new SACK information
+ * @held: the peer holds @ack itself too, for want of a receive buffer
+ *	(USNIC_REL_F_HELD): SACKed like the others, so neither resent nor
+ *	completed; only a sequence sent may be held
  * @now_ns: arrival time
  * @res: what changed; only filled for USNIC_REL_ACK_NEW and _DUP
  *
@@ -604,9 +610,9 @@ static void usnic_rel_txwin_detect(struct usnic_rel_txwin *w, u64 now_ns,
  * Return: the verdict, for the caller's counters.
  */
 enum usnic_rel_ack_verdict
-usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
-			   const void *blocks, u32 nblocks, bool pure,
-			   u64 now_ns, struct usnic_rel_ack_result *res)
+usnic_rel_txwin_ack_held(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			 const void *blocks, u32 nblocks, bool pure, bool held,
+			 u64 now_ns, struct usnic_rel_ack_result *res)
 {
 	const struct usnic_rel_tx_slot *last;
 	u32 flight = w->next - w->una;
@@ -615,7 +621,7 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 
 	if (usnic_rel_seq_before(ack, w->una))
 		return USNIC_REL_ACK_STALE;
-	if (usnic_rel_seq_after(ack, w->next) ||
+	if (usnic_rel_seq_after(ack, w->next) || (held && ack == w->next) ||
 	    (sack & ~usnic_rel_sack_valid_mask(w, ack)) ||
 	    !usnic_rel_sack_blocks_valid(w, ack, blocks, nblocks))
 		return USNIC_REL_ACK_FORGED;
@@ -644,6 +650,14 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	res->newly_sacked =
 		usnic_rel_txwin_mark_sacked(w, sack, now_ns, res) +
 		usnic_rel_txwin_mark_blocks(w, blocks, nblocks, now_ns, res);
+	if (held && usnic_rel_txwin_sack_one(w, &w->slots[usnic_rel_txwin_slot(w, ack)],
+					     now_ns, res)) {
+		res->newly_sacked++;
+		if (usnic_rel_seq_after(ack + 1, w->sack_end))
+			w->sack_end = ack + 1;
+	}
+	if (held)
+		w->una_held = true;
 	if (res->rtt_ns < 0)
 		res->rtt_ns = res->sack_rtt_ns;
 	if (res->rtt_ns >= 0 &&
@@ -672,6 +686,17 @@ usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	return res->freed || res->newly_sacked ? USNIC_REL_ACK_NEW :
 						 USNIC_REL_ACK_DUP;
 }
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack_held);
+
+/* usnic_rel_txwin_ack_held() of an ACK whose own sequence is not held. */
+enum usnic_rel_ack_verdict
+usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			   const void *blocks, u32 nblocks, bool pure,
+			   u64 now_ns, struct usnic_rel_ack_result *res)
+{
+	return usnic_rel_txwin_ack_held(w, ack, sack, blocks, nblocks, pure,
+					false, now_ns, res);
+}
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack_blocks);
 
 /* usnic_rel_txwin_ack_blocks() of an ACK without SACK blocks. */
@@ -684,6 +709,29 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					  res);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_ack);
+
+/**
+ * usnic_rel_txwin_unhold() - forget that the peer holds the oldest packet
+ * @w: the window
+ *
+ * A peer that held it (USNIC_REL_F_HELD) stopped answering: it goes again
+ * at the next retransmission, like any packet not known received. The
+ * peer, if it still holds it, takes it for a duplicate and says so again.
+ */
+void usnic_rel_txwin_unhold(struct usnic_rel_txwin *w)
+{
+	struct usnic_rel_tx_slot *s;
+
+	if (!usnic_rel_txwin_una_held(w))
+		return;
+	w->una_held = false;
+	s = &w->slots[usnic_rel_txwin_slot(w, w->una)];
+	if (s->sacked) {
+		s->sacked = false;
+		w->nr_sacked--;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(usnic_rel_txwin_unhold);
 
 /**
  * usnic_rel_txwin_timeout() - the retransmit timer fired

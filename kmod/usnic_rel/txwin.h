@@ -76,6 +76,7 @@ struct usnic_rel_txwin {
 	u32 epoch;	/* bumped when a loss is detected */
 	u32 recover;	/* next when the current recovery started */
 	bool in_recovery;
+	bool una_held;	/* the peer said it holds una (USNIC_REL_F_HELD) */
 	u16 delivered_cpu;	/* the CPU delivered_ns's packet left from */
 	struct usnic_rel_cwnd cc;
 };
@@ -113,6 +114,10 @@ size_t usnic_rel_txwin_bytes(u32 cap);
 void usnic_rel_txwin_reset(struct usnic_rel_txwin *w, u32 isn);
 int usnic_rel_txwin_push(struct usnic_rel_txwin *w, u64 now_ns, u32 *seq);
 enum usnic_rel_ack_verdict
+usnic_rel_txwin_ack_held(struct usnic_rel_txwin *w, u32 ack, u64 sack,
+			 const void *blocks, u32 nblocks, bool pure, bool held,
+			 u64 now_ns, struct usnic_rel_ack_result *res);
+enum usnic_rel_ack_verdict
 usnic_rel_txwin_ack_blocks(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 			   const void *blocks, u32 nblocks, bool pure,
 			   u64 now_ns, struct usnic_rel_ack_result *res);
@@ -121,6 +126,7 @@ enum usnic_rel_ack_verdict usnic_rel_txwin_ack(struct usnic_rel_txwin *w,
 					       u64 now_ns,
 					       struct usnic_rel_ack_result *res);
 bool usnic_rel_txwin_timeout(struct usnic_rel_txwin *w);
+void usnic_rel_txwin_unhold(struct usnic_rel_txwin *w);
 unsigned long usnic_rel_txwin_timed_out(const struct usnic_rel_txwin *const *w,
 					unsigned int n, u64 now_ns, u64 rto_ns);
 void usnic_rel_txwin_reo_timeout(struct usnic_rel_txwin *w, u64 now_ns,
@@ -154,13 +160,33 @@ static inline u32 usnic_rel_txwin_pipe(const struct usnic_rel_txwin *w)
 }
 
 /*
+ * The peer holds the oldest packet in flight, received but not delivered
+ * (USNIC_REL_F_HELD): its receiver is short of buffers.
+ */
+static inline bool usnic_rel_txwin_una_held(const struct usnic_rel_txwin *w)
+{
+	return w->una_held && usnic_rel_txwin_inflight(w);
+}
+
+/* ... and every other one in flight: nothing is there to resend. */
+static inline bool usnic_rel_txwin_all_held(const struct usnic_rel_txwin *w)
+{
+	return usnic_rel_txwin_una_held(w) &&
+	       w->nr_sacked == usnic_rel_txwin_inflight(w);
+}
+
+/*
  * May a new packet be sent? Only within the protocol window and the
- * congestion window, and only once every packet presumed lost went again
- * (RFC 6675: retransmissions come first).
+ * congestion window, only once every packet presumed lost went again
+ * (RFC 6675: retransmissions come first), and not while the peer holds the
+ * oldest for want of receive buffers: a zero window, for what it holds is
+ * delivered first; the sends that wait meanwhile leave packed when the ACK
+ * after the delivery opens it.
  */
 static inline bool usnic_rel_txwin_may_send(const struct usnic_rel_txwin *w)
 {
 	return usnic_rel_txwin_inflight(w) < w->size && !w->nr_lost &&
+	       !usnic_rel_txwin_una_held(w) &&
 	       usnic_rel_cwnd_allows(&w->cc, usnic_rel_txwin_pipe(w));
 }
 

@@ -171,6 +171,8 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_ACKS_INLINE,	/* of acks_standalone: sent from softirq, no work item */
 	USNIC_REL_CNT_TX_PACKED_MSGS,	/* messages sent packed several to a packet */
 	USNIC_REL_CNT_RDMA_QUIET_DONE,	/* quiet PUTs completed by a later answer */
+	USNIC_REL_CNT_RX_HELD_IN_ORDER,	/* in order, no buffer: held, not dropped */
+	USNIC_REL_CNT_PERSIST_PROBES,	/* ACK requests to a peer holding our packets */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -407,6 +407,8 @@ enum usnic_rel_drop_reason usnic_rel_wire_parse(const void *buf, size_t len,
 	if ((h.type == USNIC_REL_PKT_ACK || (h.flags & USNIC_REL_F_RNR)) &&
 	    !(h.flags & USNIC_REL_F_ACK))
 		return USNIC_REL_DROP_BAD_FLAGS;
+	if ((h.flags & USNIC_REL_F_HELD) && !(h.flags & USNIC_REL_F_RNR))
+		return USNIC_REL_DROP_BAD_FLAGS;
 	if (!h.src_incarnation)
 		return USNIC_REL_DROP_NO_INCARNATION;
 	if (h.reserved || (h.rx_limit && h.type != USNIC_REL_PKT_HELLO))

@@ -237,6 +237,53 @@ static void rxwin_sack_blocks(struct kunit *test)
 	usnic_rel_rxwin_destroy(&w);
 }
 
+/*
+ * Packets received in order but waiting for receive buffers (from the
+ * first one not delivered up to next) are not acknowledged: the ACK stops
+ * at the first of them and SACKs the rest, before what is held out of
+ * order; in the bitmap and, past it, in blocks.
+ */
+static void rxwin_ack_from_undelivered(struct kunit *test)
+{
+	static const u32 blocks[][2] = { { 65, 35 }, { 101, 1 } };
+	u8 b[USNIC_REL_WIRE_SACK_BLOCKS * sizeof(struct usnic_rel_sack_block)];
+	struct usnic_rel_rx_result res;
+	struct usnic_rel_rxwin w;
+	const u32 isn = 0xffffffe0U;
+	u32 ack, i, n;
+	u64 sack;
+
+	rw_init(test, &w, 256, isn, 32);
+	for (i = 0; i < 5; i++)
+		rw_recv(test, &w, isn + i, false, &res);
+	rw_recv(test, &w, isn + 6, false, &res);
+	/* isn + 2 .. isn + 4 wait for buffers; isn + 5 is missing. */
+	usnic_rel_rxwin_build_ack_from(&w, isn + 2, &ack, &sack);
+	KUNIT_EXPECT_EQ(test, ack, isn + 2);
+	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(0) | BIT_ULL(1) | BIT_ULL(3));
+	/* All delivered: as before. */
+	usnic_rel_rxwin_build_ack_from(&w, w.next, &ack, &sack);
+	KUNIT_EXPECT_EQ(test, ack, isn + 5);
+	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(0));
+	KUNIT_EXPECT_EQ(test, usnic_rel_rxwin_sack_blocks_from(&w, w.next, b, 4), 0);
+	/* Nothing waits and nothing is held: an empty bitmap. */
+	rw_recv(test, &w, isn + 5, false, &res);
+	usnic_rel_rxwin_build_ack_from(&w, w.next, &ack, &sack);
+	KUNIT_EXPECT_EQ(test, ack, isn + 7);
+	KUNIT_EXPECT_EQ(test, sack, 0);
+
+	/* 100 waiting, across 2^32, and one held out of order after a hole. */
+	for (i = 7; i < 107; i++)
+		rw_recv(test, &w, isn + i, false, &res);
+	rw_recv(test, &w, isn + 108, false, &res);
+	usnic_rel_rxwin_build_ack_from(&w, isn + 7, &ack, &sack);
+	KUNIT_EXPECT_EQ(test, ack, isn + 7);
+	KUNIT_EXPECT_EQ(test, sack, ~0ULL);
+	n = usnic_rel_rxwin_sack_blocks_from(&w, isn + 7, b, 4);
+	rw_expect_blocks(test, b, n, blocks, 2);
+	usnic_rel_rxwin_destroy(&w);
+}
+
 /* Every arrival order of a window's worth delivers each packet once, in order. */
 static void rxwin_delivers_in_order(struct kunit *test)
 {
@@ -470,6 +517,7 @@ static struct kunit_case usnic_rel_rxwin_cases[] = {
 	KUNIT_CASE(rxwin_classify_edges),
 	KUNIT_CASE(rxwin_sack_bitmap),
 	KUNIT_CASE(rxwin_sack_blocks),
+	KUNIT_CASE(rxwin_ack_from_undelivered),
 	KUNIT_CASE(rxwin_delivers_in_order),
 	KUNIT_CASE(rxwin_grows_across_wrap_keeping_held),
 	KUNIT_CASE(rxwin_shrinks_after_use),

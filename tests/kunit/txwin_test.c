@@ -623,6 +623,114 @@ static void txwin_grows_across_wrap_keeping_sacks(struct kunit *test)
 }
 
 /*
+ * A receiver out of buffers holds what came in order (USNIC_REL_F_HELD):
+ * the packet at its ACK is SACKed with the rest, so none is resent, and
+ * none completes until a cumulative ACK says it was delivered. A held ACK
+ * naming a sequence never sent is forged, an old one stale: neither
+ * changes anything.
+ */
+static void txwin_peer_holds_in_order(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+	u32 seq;
+
+	/* Before any RTT sample, held packets are no duplicate evidence. */
+	tw_init(test, &w, 16, 100);
+	tw_send(test, &w, 5, 10);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 100, GENMASK_ULL(3, 0),
+						       NULL, 0, false, true,
+						       20, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_FALSE(test, w.in_recovery);
+	usnic_rel_txwin_destroy(&w);
+
+	/* With one: time decides losses. */
+	tw_init(test, &w, 16, 99);
+	tw_send(test, &w, 1, 10);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 100, 0, NULL, 0,
+						       false, false, 50010, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_GT(test, w.srtt_ns, 0);
+	tw_send(test, &w, 5, 60000);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+
+	/* Never sent: forged, whatever else it says. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 105, 0, NULL, 0,
+						       false, true, 60100, &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, w.una, 100);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+
+	/* 100 .. 104 held: nothing freed, nothing to resend, even on timeout. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 100, GENMASK_ULL(3, 0),
+						       NULL, 0, false, true,
+						       500000, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 0);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 5);
+	KUNIT_EXPECT_EQ(test, res.rack_lost, 0);
+	KUNIT_EXPECT_FALSE(test, res.fast_retransmit);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_all_held(&w));
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_pipe(&w), 0);
+	/* A zero window: nothing new until the oldest is delivered. */
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_may_send(&w));
+	usnic_rel_txwin_timeout(&w);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_mark_lost(&w, w.next, U64_MAX), 0);
+	seq = w.una;
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
+
+	/* A peer that stopped answering: the oldest goes again, then is held anew. */
+	usnic_rel_txwin_unhold(&w);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 4);
+	seq = w.una;
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_next_retx(&w, &seq, w.next));
+	KUNIT_EXPECT_EQ(test, seq, 100);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 100, GENMASK_ULL(3, 0),
+						       NULL, 0, false, true,
+						       550000, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.newly_sacked, 1);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_all_held(&w));
+
+	/* One more sent: held, but not all. */
+	tw_send(test, &w, 1, 600000);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_all_held(&w));
+
+	/* Two delivered, the rest still held: only those two complete. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 102, BIT_ULL(0) | BIT_ULL(1),
+						       NULL, 0, false, true,
+						       700000, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed_from, 100);
+	KUNIT_EXPECT_EQ(test, res.freed, 2);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 3);
+
+	/* The window update: every one delivered. */
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 106, 0, NULL, 0,
+						       true, false, 800000, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, res.freed, 4);
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_txwin_may_send(&w));
+
+	/* A held ACK from before it, reordered: stale. */
+	tw_send(test, &w, 1, 900000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack_held(&w, 102, 0, NULL, 0,
+						       false, true, 900100, &res),
+			USNIC_REL_ACK_STALE);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_txwin_una_held(&w));
+	KUNIT_EXPECT_EQ(test, w.nr_sacked, 0);
+	usnic_rel_txwin_destroy(&w);
+}
+
+/*
  * Shrinking looks back one period: a window busy at its peak keeps its
  * slots, one that used less than half moves what is in flight (across the
  * wrap) onto fewer, and an idle one frees them. Never below what is in
@@ -718,6 +826,7 @@ static struct kunit_case usnic_rel_txwin_cases[] = {
 	KUNIT_CASE(txwin_sack_blocks),
 	KUNIT_CASE(txwin_grows_across_wrap_keeping_sacks),
 	KUNIT_CASE(txwin_shrinks_after_use),
+	KUNIT_CASE(txwin_peer_holds_in_order),
 	{}
 };
 

@@ -9,7 +9,7 @@
 # resends in a row went unanswered within 15 ms.
 set -u
 bin=$USNIC_REL_BUILD/tests/vm_delivery
-cases=${*:-reset remove nomem slow doorbell cqfull persist}
+cases=${*:-reset remove nomem slow doorbell cqfull trickle persist}
 rc=0
 first=
 for c in $cases; do

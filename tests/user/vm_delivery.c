@@ -35,6 +35,11 @@
  *             set, with packets in the backlog behind it (debugfs), then
  *             drained with DB_RX only on the flag: every message arrives
  *             exactly once, in order.
+ *   trickle   A receiver with 4 buffers that returns each one after a pause,
+ *             against a sender of short messages rung 64 at a time (packed):
+ *             every message arrives once, in order, every send completes
+ *             successfully, and with no loss nothing is sent twice (a packet
+ *             that finds no buffer is held, not dropped for a resend).
  *
  * Usage: vm_delivery [CASE...] (default: all).
  */
@@ -326,10 +331,14 @@ static void check_reset(void)
 	port = rx.info.addr.port;
 	peer = av_insert(&tx, &rx);
 	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
-	/* rx returns no buffer: nothing is acknowledged, the window fills. */
+	/*
+	 * rx returns no buffer: nothing is acknowledged, and the sender stops
+	 * once rx said it holds the first packet (a zero window).
+	 */
 	n = fill_window(&tx, peer);
 	usleep(100 * 1000);
-	URT_CHECK(urt_counter(tx.info.debug_id, "tx_data_packets") >= 16);
+	URT_CHECK(urt_counter(tx.info.debug_id, "tx_data_packets") >= 1);
+	URT_CHECK(urt_counter(tx.info.debug_id, "tx_parked") >= 1);
 	/* rx said so: flow control, not congestion (cwnd not collapsed). */
 	printf("  rnr_acks_sent %lld received %lld, rx_no_buf %lld, cwnd %ld\n",
 	       urt_counter(rx.info.debug_id, "rnr_acks_sent"),
@@ -768,8 +777,9 @@ static void check_cqfull(void)
  * persist: a receiver that posts no buffers for seconds, far longer than
  * retry_limit timeouts and stall_timeout_ms (delivery.sh loads the module
  * with both short for this case), is slow, not dead: it answers each resend
- * with an RNR ACK, as a TCP receiver answers zero-window probes. Once it
- * posts buffers, every parked message arrives whole.
+ * with an RNR ACK, as a TCP receiver answers zero-window probes: the
+ * sender's persist probes (it holds every packet, so none is resent). Once
+ * it posts buffers, every parked message arrives whole.
  */
 static void check_persist(void)
 {
@@ -795,17 +805,18 @@ static void check_persist(void)
 	start = now_ms();
 	while (now_ms() - start < PERSIST_MAX_MS && !urt_counter(tx.info.debug_id, "peers_dead") &&
 	       (now_ms() - start < 2 * stall ||
-		urt_counter(tx.info.debug_id, "retx_timeout") <= limit ||
+		urt_counter(tx.info.debug_id, "persist_probes") <= limit ||
 		urt_counter(tx.info.debug_id, "rnr_acks_received") <= limit))
 		usleep(20000);
-	printf("  after %lld ms: retx_timeout %lld, rnr_acks_received %lld, peers_dead %lld "
-	       "(stalled %lld)\n",
-	       now_ms() - start, urt_counter(tx.info.debug_id, "retx_timeout"),
+	printf("  after %lld ms: persist_probes %lld, retx_timeout %lld, rnr_acks_received %lld, "
+	       "peers_dead %lld (stalled %lld)\n",
+	       now_ms() - start, urt_counter(tx.info.debug_id, "persist_probes"),
+	       urt_counter(tx.info.debug_id, "retx_timeout"),
 	       urt_counter(tx.info.debug_id, "rnr_acks_received"),
 	       urt_counter(tx.info.debug_id, "peers_dead"),
 	       urt_counter(tx.info.debug_id, "peers_stalled"));
 	/* More timeouts than retry_limit, and older than stall_timeout_ms. */
-	URT_CHECK(urt_counter(tx.info.debug_id, "retx_timeout") > limit);
+	URT_CHECK(urt_counter(tx.info.debug_id, "persist_probes") > limit);
 	URT_CHECK(urt_counter(tx.info.debug_id, "rnr_acks_received") > limit);
 	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "peers_dead"), 0);
 	urt_post_all_rx(&rx);
@@ -822,13 +833,80 @@ static void check_persist(void)
 	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
 }
 
+#define TRICKLE_MSGS 3000
+#define TRICKLE_BUFS 4
+
+/* Packets @ep sent again, for any reason: timer, ACKs, tail probes. */
+static long long resends(struct urt_ep *ep)
+{
+	return urt_counter(ep->info.debug_id, "retx_timeout") +
+	       urt_counter(ep->info.debug_id, "retx_fast") +
+	       urt_counter(ep->info.debug_id, "retx_probe");
+}
+
+static void check_trickle(void)
+{
+	long long end = now_ms() + DEADLINE_MS;
+	uint32_t sent = 0, got = 0, done = 0;
+	struct usnic_rel_cqe cqe;
+	struct urt_ep tx, rx;
+	int peer;
+
+	printf("trickle: a reader that returns buffers slowly, a fast short sender\n");
+	if (ep_open(&tx, 0, 0, 0) || ep_open(&rx, 0, 0, TRICKLE_BUFS))
+		return;
+	peer = av_insert(&tx, &rx);
+	greet(&rx, &tx, (uint32_t)av_insert(&rx, &tx));
+	urt_post_all_rx(&rx);
+	while ((got < TRICKLE_MSGS || done < TRICKLE_MSGS) && now_ms() < end) {
+		while (sent < TRICKLE_MSGS && sent - done < 64)
+			queue_inline(&tx, USNIC_REL_CHAN_DATA, peer, sent++);
+		ring(&tx, USNIC_REL_CHAN_DATA);
+		while (urt_cq_take(&tx, &cqe)) {
+			URT_CHECK_EQ(cqe.status, 0);
+			done++;
+		}
+		if (!urt_cq_take(&rx, &cqe)) {
+			usleep(100);
+			continue;
+		}
+		URT_CHECK_EQ(cqe.status, 0);
+		URT_CHECK_EQ(cqe.imm, got);
+		URT_CHECK_EQ(cqe.len, 4);
+		URT_CHECK(!memcmp(urt_rx_buf(&rx, cqe.buf), &got, 4));
+		got++;
+		/* The pause before the buffer comes back. */
+		usleep(300);
+		URT_CHECK_EQ(urt_rx_give_back(&rx, cqe.buf), 0);
+	}
+	printf("  got %u, completed %u; tx: resends %lld, tx_packed_messages %lld, "
+	       "persist_probes %lld, rnr_acks_received %lld; rx: rx_no_buf %lld, "
+	       "rx_held_in_order %lld, rnr_acks_sent %lld\n",
+	       got, done, resends(&tx), urt_counter(tx.info.debug_id, "tx_packed_messages"),
+	       urt_counter(tx.info.debug_id, "persist_probes"),
+	       urt_counter(tx.info.debug_id, "rnr_acks_received"),
+	       urt_counter(rx.info.debug_id, "rx_no_buf"),
+	       urt_counter(rx.info.debug_id, "rx_held_in_order"),
+	       urt_counter(rx.info.debug_id, "rnr_acks_sent"));
+	URT_CHECK_EQ(got, TRICKLE_MSGS);
+	URT_CHECK_EQ(done, TRICKLE_MSGS);
+	/* Exactly once: nothing more comes. */
+	URT_CHECK_EQ(urt_cq_next(&rx, &cqe, 300), -ETIMEDOUT);
+	/* The reader was the bottleneck: buffers ran out, often. */
+	URT_CHECK(urt_counter(rx.info.debug_id, "rx_no_buf") > 0);
+	URT_CHECK_EQ(resends(&tx), 0);
+	URT_CHECK_EQ(urt_counter(tx.info.debug_id, "peers_dead"), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&rx), 0);
+	URT_CHECK_EQ(urt_ep_destroy(&tx), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
 	{ "reset", check_reset },     { "remove", check_remove },     { "nomem", check_nomem },
 	{ "slow", check_slow },	      { "doorbell", check_doorbell }, { "cqfull", check_cqfull },
-	{ "persist", check_persist },
+	{ "trickle", check_trickle }, { "persist", check_persist },
 };
 
 int main(int argc, char **argv)

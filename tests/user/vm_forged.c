@@ -15,6 +15,11 @@
  * (rx_bad_version) and named in the kernel log. An answer to one of the
  * endpoint's puts that says quiet puts went before it, when none did, is
  * dropped and completes nothing; the right answer then completes the put.
+ * A receiver's "held" ACK (F_RNR | F_HELD: received, waiting for a buffer)
+ * naming a packet never sent, or older than what was acknowledged, is
+ * dropped; a true one completes nothing and resends nothing (the endpoint
+ * asks again with a persist probe, a pure ACK with F_ACK_REQ); the ACK past
+ * it then completes the send.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -222,6 +227,115 @@ static void forged_quiet_count(struct urt_ep *ep, uint32_t peer)
 		URT_CHECK(!"the put's answer did not complete it");
 	}
 	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_header"), bad + 1);
+}
+
+/*
+ * Wait for the endpoint's packet of type @type to us (any type for 0); its
+ * header, or type 0.
+ */
+static struct usnic_rel_hdr recv_type(uint8_t type, int secs)
+{
+	struct timeval tv = { .tv_sec = secs };
+	struct usnic_rel_hdr h = { 0 };
+	uint8_t buf[2048];
+
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv(sock, buf, sizeof(buf), 0) >= (ssize_t)sizeof(h)) {
+		memcpy(&h, buf, sizeof(h));
+		if (h.type == type || !type)
+			return h;
+	}
+	h.type = 0;
+	return h;
+}
+
+/* Our standalone ACK of the endpoint's command channel. */
+static void ack_send(uint32_t ack, uint8_t flags)
+{
+	struct usnic_rel_hdr h = {
+		.magic = htonl(USNIC_REL_WIRE_MAGIC),
+		.version = USNIC_REL_WIRE_VERSION,
+		.type = USNIC_REL_PKT_ACK,
+		.channel = USNIC_REL_CHAN_CMD,
+		.flags = (uint8_t)(USNIC_REL_F_ACK | flags),
+		.src_incarnation = htonl(MY_INCARNATION),
+		.dst_incarnation = htonl(ep_inc),
+		.ack = htonl(ack),
+	};
+
+	URT_CHECK_EQ(udp_send(sock, &h, sizeof(h)), 0);
+}
+
+/*
+ * The endpoint sends us message 88 on its command channel (sequence S).
+ * Held ACKs for S + 1 (never sent) and S - 1 (behind what it knows) are
+ * dropped as bad ACKs; one for S is taken: nothing completes and nothing
+ * is resent, and a persist probe asks us again. Our ACK of S + 1 then
+ * completes the send, successfully.
+ */
+static void forged_hold(struct urt_ep *ep, uint32_t peer)
+{
+	const uint8_t held = USNIC_REL_F_RNR | USNIC_REL_F_HELD;
+	long long bad_ack = urt_counter(ep->info.debug_id, "rx_bad_ack");
+	struct usnic_rel_sqe sqe = {
+		.opcode = USNIC_REL_OP_SEND,
+		.flags = USNIC_REL_SQE_INLINE,
+		.peer = peer,
+		.user_ctx = 88,
+		.len = 4,
+	};
+	long long probes, resent = 0;
+	int answered = 0;
+	struct usnic_rel_cqe cqe;
+	struct usnic_rel_hdr h;
+	uint32_t s;
+
+	urt_queue_sqe(ep, USNIC_REL_CHAN_CMD, &sqe);
+	URT_CHECK(urt_doorbell(ep, USNIC_REL_DB_SQ_CMD) >= 0);
+	h = recv_type(USNIC_REL_PKT_DATA, 2);
+	URT_CHECK_EQ(h.type, USNIC_REL_PKT_DATA);
+	if (h.type != USNIC_REL_PKT_DATA)
+		return;
+	s = ntohl(h.seq);
+	ack_send(s + 1, held);
+	ack_send(s - 1, held);
+	usleep(100000);
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_ack"), bad_ack + 2);
+	URT_CHECK_EQ(urt_cq_next(ep, &cqe, 0), -ETIMEDOUT);
+	/*
+	 * The true hold: no completion, and the held packet not sent again
+	 * while each persist probe is answered at once, as the receiver would,
+	 * holding it still (unanswered, it would go again after two). (The
+	 * put above stays unacknowledged on the data channel: its resends
+	 * are not counted.)
+	 */
+	probes = urt_counter(ep->info.debug_id, "persist_probes");
+	ack_send(s, held);
+	for (int i = 0; i < 500 && answered < 5; i++) {
+		h = recv_type(0, 1);
+		if (h.type == USNIC_REL_PKT_DATA && h.channel == USNIC_REL_CHAN_CMD)
+			resent++;
+		if (h.type != USNIC_REL_PKT_ACK || h.channel != USNIC_REL_CHAN_CMD ||
+		    !(h.flags & USNIC_REL_F_ACK_REQ))
+			continue;
+		ack_send(s, held);
+		answered++;
+	}
+	URT_CHECK_EQ(answered, 5);
+	URT_CHECK_EQ(resent, 0);
+	URT_CHECK_EQ(urt_cq_next(ep, &cqe, 0), -ETIMEDOUT);
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_ack"), bad_ack + 2);
+	URT_CHECK(urt_counter(ep->info.debug_id, "persist_probes") >= probes + 5);
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "peers_dead"), 0);
+	/* Delivered: the window update completes it. */
+	ack_send(s + 1, 0);
+	if (urt_cq_next(ep, &cqe, 2000) == 0) {
+		URT_CHECK_EQ(cqe.user_ctx, 88);
+		URT_CHECK_EQ(cqe.status, 0);
+	} else {
+		URT_CHECK(!"the ACK past the held packet did not complete its send");
+	}
+	URT_CHECK_EQ(urt_counter(ep->info.debug_id, "rx_bad_ack"), bad_ack + 2);
 }
 
 /* Udp InCsumErrors of /proc/net/snmp, or -1. */
@@ -458,6 +572,7 @@ int main(void)
 	URT_CHECK_EQ(urt_counter(ep.info.debug_id, "rx_messages"), 3);
 
 	forged_quiet_count(&ep, (uint32_t)peer);
+	forged_hold(&ep, (uint32_t)peer);
 
 	urt_ep_unmap(&ep);
 	close(fd);
