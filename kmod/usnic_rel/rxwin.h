@@ -100,18 +100,4 @@ static inline void *usnic_rel_rxwin_take_held(struct usnic_rel_rxwin *w,
 	return pkt;
 }
 
-/* The acknowledgment when everything received in order was delivered. */
-static inline void usnic_rel_rxwin_build_ack(const struct usnic_rel_rxwin *w,
-					     u32 *ack, u64 *sack)
-{
-	usnic_rel_rxwin_build_ack_from(w, w->next, ack, sack);
-}
-
-/* ... and its SACK blocks. */
-static inline u32 usnic_rel_rxwin_sack_blocks(struct usnic_rel_rxwin *w,
-					      void *blocks, u32 max)
-{
-	return usnic_rel_rxwin_sack_blocks_from(w, w->next, blocks, max);
-}
-
 #endif /* _USNIC_REL_RXWIN_H */

@@ -16,6 +16,18 @@ static void rw_init(struct kunit *test, struct usnic_rel_rxwin *w, u32 size,
 	KUNIT_EXPECT_EQ(test, w->cap, 0);
 }
 
+/* The acknowledgment when everything received in order was delivered. */
+static void rw_build_ack(const struct usnic_rel_rxwin *w, u32 *ack, u64 *sack)
+{
+	usnic_rel_rxwin_build_ack_from(w, w->next, ack, sack);
+}
+
+/* ... and its SACK blocks. */
+static u32 rw_sack_blocks(struct usnic_rel_rxwin *w, void *blocks, u32 max)
+{
+	return usnic_rel_rxwin_sack_blocks_from(w, w->next, blocks, max);
+}
+
 /* Receive @seq, growing the slots first as the connection does. */
 static void rw_recv(struct kunit *test, struct usnic_rel_rxwin *w, u32 seq,
 		    bool ack_req, struct usnic_rel_rx_result *res)
@@ -141,7 +153,7 @@ static void rxwin_sack_bitmap(struct kunit *test)
 	u64 sack;
 
 	rw_init(test, &w, 128, 1000, 32);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, ack, 1000);
 	KUNIT_EXPECT_EQ(test, sack, 0);
 
@@ -151,7 +163,7 @@ static void rxwin_sack_bitmap(struct kunit *test)
 	rw_recv(test, &w, 1064, false, &res);
 	rw_recv(test, &w, 1065, false, &res);
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_OUT_OF_ORDER);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, ack, 1000);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(0) | BIT_ULL(5) | BIT_ULL(63));
 
@@ -159,7 +171,7 @@ static void rxwin_sack_bitmap(struct kunit *test)
 	rw_recv(test, &w, 1000, false, &res);
 	KUNIT_EXPECT_EQ(test, res.deliver_from, 1000);
 	KUNIT_EXPECT_EQ(test, res.deliver_count, 2);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, ack, 1002);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(3) | BIT_ULL(61) | BIT_ULL(62));
 	usnic_rel_rxwin_destroy(&w);
@@ -170,7 +182,7 @@ static void rxwin_sack_bitmap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_OUT_OF_ORDER);
 	rw_recv(test, &w, 16, false, &res);
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_OUT_OF_WINDOW);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(14));
 	usnic_rel_rxwin_destroy(&w);
 }
@@ -207,22 +219,22 @@ static void rxwin_sack_blocks(struct kunit *test)
 	u32 i, n;
 
 	rw_init(test, &w, 4096, isn, 32);
-	KUNIT_EXPECT_EQ(test, usnic_rel_rxwin_sack_blocks(&w, b, 4), 0);
+	KUNIT_EXPECT_EQ(test, rw_sack_blocks(&w, b, 4), 0);
 	for (i = 0; i < ARRAY_SIZE(offs); i++)
 		rw_recv(test, &w, isn + offs[i], false, &res);
 	for (i = 3000; i < 3010; i++)
 		rw_recv(test, &w, isn + i, false, &res);
-	n = usnic_rel_rxwin_sack_blocks(&w, b, USNIC_REL_WIRE_SACK_BLOCKS);
+	n = rw_sack_blocks(&w, b, USNIC_REL_WIRE_SACK_BLOCKS);
 	rw_expect_blocks(test, b, n, all, 4);
 
 	/* Two at a time: 1-2, 3-4, then nothing left past 3009, then 1-2 again. */
-	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	n = rw_sack_blocks(&w, b, 2);
 	rw_expect_blocks(test, b, n, all, 2);
-	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	n = rw_sack_blocks(&w, b, 2);
 	rw_expect_blocks(test, b, n, all + 2, 2);
-	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	n = rw_sack_blocks(&w, b, 2);
 	KUNIT_EXPECT_EQ(test, n, 0);
-	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	n = rw_sack_blocks(&w, b, 2);
 	rw_expect_blocks(test, b, n, all, 2);
 
 	/*
@@ -232,7 +244,7 @@ static void rxwin_sack_blocks(struct kunit *test)
 	rw_recv(test, &w, isn, false, &res);
 	rw_recv(test, &w, isn + 1, false, &res);
 	KUNIT_EXPECT_EQ(test, w.next, isn + 2);
-	n = usnic_rel_rxwin_sack_blocks(&w, b, 2);
+	n = rw_sack_blocks(&w, b, 2);
 	rw_expect_blocks(test, b, n, after, 2);
 	usnic_rel_rxwin_destroy(&w);
 }
@@ -361,7 +373,7 @@ static void rxwin_grows_across_wrap_keeping_held(struct kunit *test)
 	usnic_rel_rxwin_receive(&w, isn, false, &res);
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_IN_ORDER);
 	KUNIT_EXPECT_EQ(test, w.cap, 0);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, ack, isn + 1);
 	KUNIT_EXPECT_EQ(test, sack, 0);
 
@@ -379,20 +391,20 @@ static void rxwin_grows_across_wrap_keeping_held(struct kunit *test)
 	rw_hold(test, &w, isn + 3);
 	rw_hold(test, &w, isn + 7);
 	KUNIT_EXPECT_EQ(test, w.cap, 16);
-	usnic_rel_rxwin_build_ack(&w, &ack, &sack);
+	rw_build_ack(&w, &ack, &sack);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(1) | BIT_ULL(5));
 
 	/* isn + 40 crosses the wrap and needs 64 slots; then 4096. */
 	rw_hold(test, &w, isn + 40);
 	KUNIT_EXPECT_EQ(test, w.cap, 64);
-	usnic_rel_rxwin_build_ack(&w, &ack2, &sack2);
+	rw_build_ack(&w, &ack2, &sack2);
 	KUNIT_EXPECT_EQ(test, ack2, ack);
 	KUNIT_EXPECT_EQ(test, sack2, sack | BIT_ULL(38));
 	rw_hold(test, &w, isn + 4000);
 	KUNIT_EXPECT_EQ(test, w.cap, 4096);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rxwin_bytes(w.cap),
 			4096 / 8 + 4096 * sizeof(void *));
-	usnic_rel_rxwin_build_ack(&w, &ack2, &sack2);
+	rw_build_ack(&w, &ack2, &sack2);
 	KUNIT_EXPECT_EQ(test, sack2, sack | BIT_ULL(38));
 	KUNIT_EXPECT_EQ(test, w.nr_ooo, 4);
 	/* Held before the resize: still duplicates after it. */
@@ -475,7 +487,7 @@ static void rxwin_shrinks_after_use(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w.cap, 32);
 	KUNIT_EXPECT_EQ(test, usnic_rel_rxwin_classify(&w, isn + 492),
 			USNIC_REL_RX_DUPLICATE);
-	usnic_rel_rxwin_build_ack(&w, &seq, &sack);
+	rw_build_ack(&w, &seq, &sack);
 	KUNIT_EXPECT_EQ(test, seq, isn + 490);
 	KUNIT_EXPECT_EQ(test, sack, BIT_ULL(1) | BIT_ULL(9));
 
@@ -504,7 +516,7 @@ static void rxwin_shrinks_after_use(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_IN_ORDER);
 	usnic_rel_rxwin_receive(&w, isn + 5, false, &res);
 	KUNIT_EXPECT_EQ(test, res.class, USNIC_REL_RX_DUPLICATE);
-	usnic_rel_rxwin_build_ack(&w, &seq, &sack);
+	rw_build_ack(&w, &seq, &sack);
 	KUNIT_EXPECT_EQ(test, sack, 0);
 	rw_hold(test, &w, isn + 504);
 	KUNIT_EXPECT_EQ(test, w.cap, USNIC_REL_MIN_WINDOW);
