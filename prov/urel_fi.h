@@ -364,6 +364,16 @@ bool urel_fi_mr_writable(struct urel_fi_ep *ep, uint64_t key, uint64_t off, uint
 
 /* iov.c */
 int urel_fi_iov_len(const struct iovec *iov, size_t count, size_t *len);
+
+/* urel_fi_iov_len() without the call for one iov, as most sends and receives have. */
+static inline int urel_fi_iov_bytes(const struct iovec *iov, size_t count, size_t *len)
+{
+	if (count == 1 && iov && (iov->iov_base || !iov->iov_len)) {
+		*len = iov->iov_len;
+		return 0;
+	}
+	return urel_fi_iov_len(iov, count, len);
+}
 void urel_fi_iov_gather(void *dst, const struct iovec *iov, size_t count);
 void urel_fi_iov_scatter(const struct iovec *iov, size_t count, const void *src, size_t len);
 

@@ -294,7 +294,7 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 		return -FI_EOPNOTSUPP;
 	if (tagged && UREL_FI_RESERVES_TOP_BIT(ep->caps) && (bits & UREL_FI_UNTAGGED_BIT))
 		return -FI_EINVAL;
-	if (urel_fi_iov_len(iov, count, &len))
+	if (urel_fi_iov_bytes(iov, count, &len))
 		return -FI_EINVAL;
 	if ((flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
 		return -FI_EINVAL;
@@ -431,7 +431,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		return -FI_EOPBADSTATE;
 	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
-	if (urel_fi_iov_len(iov, count, &len))
+	if (urel_fi_iov_bytes(iov, count, &len))
 		return -FI_EINVAL;
 	buf = count ? iov[0].iov_base : NULL;
 	if (UREL_FI_RESERVES_TOP_BIT(ep->caps)) {
