@@ -81,7 +81,8 @@ void usnic_rel_cwnd_init(struct usnic_rel_cwnd *cc, u32 initial, u32 max)
 	cc->max = max(max, 1U);
 	cc->initial = clamp(initial, 1U, cc->max);
 	cc->floor = USNIC_REL_CWND_MIN_SSTHRESH;
-	cc->queue_pct = USNIC_REL_CWND_QUEUE_PCT;
+	/* Every loss congestion until told (cwnd_queue_pct): RFC 5681's. */
+	cc->queue_pct = 0;
 	usnic_rel_cwnd_reset(cc);
 }
 EXPORT_SYMBOL_IF_KUNIT(usnic_rel_cwnd_init);
