@@ -30,8 +30,8 @@
 /*
  * Default queueing delay that makes a loss congestion (cwnd_queue_pct):
  * recent RTT above the path's least by this share of it. A full queue of a
- * few dozen packets doubles a fabric hop's RTT many times over; a VM's
- * scheduling jitter moves the average of many samples far less.
+ * few dozen packets doubles a fabric hop's RTT many times over. Where the
+ * host's own delay varies more (a loaded VM), losses reduce as before.
  */
 #define USNIC_REL_CWND_QUEUE_PCT	100
 /* Largest cwnd_queue_pct: a hundred times the path's RTT. */
@@ -65,6 +65,7 @@ struct usnic_rel_cwnd {
 	u64 min_rtt_cur_ns;	/* ... of this period alone, or 0 */
 	u64 min_rtt_start_ns;	/* when this period began */
 	u64 rtt_ns;		/* recent RTT: moving average of samples, or 0 */
+	u64 last_rtt_ns;	/* the newest sample, or 0 */
 	u64 fast_episodes;	/* recoveries started by SACK/dup-ACK evidence */
 	u64 rto_episodes;	/* timeouts that collapsed the window */
 	u64 losses_spared;	/* losses without queueing delay: no reduction */

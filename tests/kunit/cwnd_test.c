@@ -927,6 +927,15 @@ static void cwnd_loss_with_queueing_reduces(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
 	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
 	KUNIT_EXPECT_EQ(test, cc.losses_spared, 1);
+	/*
+	 * A queue that filled within a round trip (slow start) shows in the
+	 * newest sample before the average follows.
+	 */
+	cw_rtt(&cc, 1, 400 * NSEC_PER_USEC, 4 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LT(test, cc.rtt_ns, 200 * NSEC_PER_USEC);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
 }
 
 /*
@@ -960,6 +969,7 @@ static void cwnd_delay_rule_limits(struct kunit *test)
 	usnic_rel_cwnd_reset(&cc);
 	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 0);
 	KUNIT_EXPECT_EQ(test, cc.rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, cc.last_rtt_ns, 0);
 	KUNIT_EXPECT_EQ(test, cc.queue_pct, 100);
 }
 
