@@ -30,20 +30,21 @@
  * A loss found by ACKs reduces the window only when it came with queueing
  * delay (usnic_rel_cwnd_queueing()): the recent RTT (a moving average of
  * samples, an eighth each, or the newest sample) above the path's least
- * RTT by cwnd_queue_pct percent of it. A queue that overflows was full just before, so the
- * packets ahead of the loss waited in it; a loss with the RTT near its
- * least is the wire's (a bit error, netem's dice), not a sign that this
- * sender overran anything, and reducing for it only idles the path: at 1 %
- * of a stream's 7 000 packets/s, a halving every round trip held the
- * window at its floor, well below what the path took (bench/discussion.md,
- * issue 11). Such a loss is counted (losses_spared) and only ends slow
- * start (ssthresh = cwnd, not below the floor), so a random loss does not
- * let the window double on. Why not the other rules: a gentler decrease
- * (CUBIC's 0.7) or one per round trip still answers every isolated loss,
- * and at ~1 loss per round trip any multiplicative decrease settles near
- * 1.2 / sqrt(loss) packets; a loss-rate threshold cannot tell 1 % random
- * loss from the one packet per round trip a tail-drop queue takes from a
- * sender growing into it. Delay tells them apart.
+ * RTT by cwnd_queue_pct percent of it. A queue that overflows was full
+ * just before, so the packets ahead of the loss waited in it; a loss with
+ * the RTT near its least is the wire's (a bit error, netem's dice), not a
+ * sign that this sender overran anything, and reducing for it only idles
+ * the path: at 1 % of a stream's 7 000 packets/s, a halving every round
+ * trip held the window at its floor, well below what the path took
+ * (bench/discussion.md, issue 11). Such a loss is counted (losses_spared)
+ * and only ends slow start (ssthresh = cwnd, not below the floor), so a
+ * random loss does not let the window double on. Why not the other rules:
+ * a gentler decrease (CUBIC's 0.7) or one per round trip still answers
+ * every isolated loss, and at ~1 loss per round trip any multiplicative
+ * decrease settles near 1.2 / sqrt(loss) packets; a loss-rate threshold
+ * cannot tell 1 % random loss from the one packet per round trip a
+ * tail-drop queue takes from a sender growing into it. Delay tells them
+ * apart.
  *
  * The least RTT is a windowed minimum (two periods of 5 s): a path that got
  * longer is seen within 10 s, and until then its losses look like
@@ -62,11 +63,12 @@
  *
  * RTT samples come only from ACKs that passed the send window's checks (a
  * forged one, acknowledging what was never sent, is rejected before its
- * sample is taken), and the delay decides only how this peer's own window
- * answers losses on the way to this peer: a peer that hides or fakes its
- * delay can at most keep the window it would have on a lossless path,
- * which acknowledging everything at once already gives it; no other
- * peer's window reads its samples.
+ * sample is taken), timed by this host's clock from the packet's sending.
+ * A peer cannot make them shorter than the path: it can only delay its
+ * ACKs, which makes losses reduce more, or acknowledge what it did not
+ * receive, which loses its own messages. Either way the delay decides
+ * only how the window toward that peer answers that peer's losses; no
+ * other peer's window reads its samples.
  *
  * Not locked: the send window's caller serialises all calls.
  */
