@@ -38,13 +38,13 @@ static size_t urel_fi_cq_entry_size(enum fi_cq_format f)
 
 int urel_fi_cq_push(struct urel_fi_cq *cq, const struct urel_fi_cqe *c)
 {
-	pthread_mutex_lock(&cq->lock);
+	urel_fi_cq_lock(cq);
 	if (cq->count == cq->cap) {
 		size_t cap = cq->cap ? cq->cap * 2 : 256;
 		struct urel_fi_cqe *ring = malloc(cap * sizeof(*ring));
 
 		if (!ring) {
-			pthread_mutex_unlock(&cq->lock);
+			urel_fi_cq_unlock(cq);
 			UREL_FI_WARN(FI_LOG_CQ, "completion lost: out of memory\n");
 			return -FI_ENOMEM;
 		}
@@ -57,7 +57,7 @@ int urel_fi_cq_push(struct urel_fi_cq *cq, const struct urel_fi_cqe *c)
 	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *c;
 	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&cq->lock);
+	urel_fi_cq_unlock(cq);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ static ssize_t urel_fi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, 
 	if (!__atomic_load_n(&cq->count, __ATOMIC_RELAXED))
 		return -FI_EAGAIN;
 	esz = urel_fi_cq_entry_size(cq->format);
-	pthread_mutex_lock(&cq->lock);
+	urel_fi_cq_lock(cq);
 	while ((size_t)n < count && cq->count) {
 		const struct urel_fi_cqe *c = &cq->ring[cq->head];
 
@@ -133,7 +133,7 @@ static ssize_t urel_fi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, 
 	}
 	if (!n)
 		n = cq->count ? -FI_EAVAIL : -FI_EAGAIN;
-	pthread_mutex_unlock(&cq->lock);
+	urel_fi_cq_unlock(cq);
 	return n;
 }
 
@@ -148,9 +148,9 @@ static ssize_t urel_fi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *bu
 	const struct urel_fi_cqe *c;
 
 	(void)flags;
-	pthread_mutex_lock(&cq->lock);
+	urel_fi_cq_lock(cq);
 	if (!cq->count || !cq->ring[cq->head].err) {
-		pthread_mutex_unlock(&cq->lock);
+		urel_fi_cq_unlock(cq);
 		return -FI_EAGAIN;
 	}
 	c = &cq->ring[cq->head];
@@ -168,7 +168,7 @@ static ssize_t urel_fi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *bu
 		    urel_strerror(-c->prov_errno));
 	cq->head = (cq->head + 1) % cq->cap;
 	__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&cq->lock);
+	urel_fi_cq_unlock(cq);
 	return 1;
 }
 
@@ -279,6 +279,7 @@ int urel_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct f
 		return -FI_ENOMEM;
 	cq->dom = d;
 	cq->format = fmt;
+	cq->locked = d->cq_locks;
 	pthread_mutex_init(&cq->lock, NULL);
 	cq->fid.fid.fclass = FI_CLASS_CQ;
 	cq->fid.fid.context = context;
@@ -290,27 +291,27 @@ int urel_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct f
 
 int urel_fi_cq_bind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 {
-	pthread_mutex_lock(&cq->lock);
+	urel_fi_cq_lock(cq);
 	for (size_t i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] == ep) {
-			pthread_mutex_unlock(&cq->lock);
+			urel_fi_cq_unlock(cq);
 			return 0;
 		}
 	}
 	if (cq->neps == UREL_FI_CQ_EPS) {
-		pthread_mutex_unlock(&cq->lock);
+		urel_fi_cq_unlock(cq);
 		return -FI_ENOSPC;
 	}
 	/* The entry before the count that shows it (lock-free readers, urel_fi_cq_progress()). */
 	__atomic_store_n(&cq->eps[cq->neps], ep, __ATOMIC_RELEASE);
 	__atomic_store_n(&cq->neps, cq->neps + 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&cq->lock);
+	urel_fi_cq_unlock(cq);
 	return 0;
 }
 
 void urel_fi_cq_unbind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 {
-	pthread_mutex_lock(&cq->lock);
+	urel_fi_cq_lock(cq);
 	for (size_t i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] == ep) {
 			size_t last = cq->neps - 1;
@@ -322,5 +323,5 @@ void urel_fi_cq_unbind_ep(struct urel_fi_cq *cq, struct urel_fi_ep *ep)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&cq->lock);
+	urel_fi_cq_unlock(cq);
 }

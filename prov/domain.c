@@ -135,9 +135,32 @@ static struct fi_ops_domain urel_fi_domain_ops = {
 	.query_atomic = urel_fi_query_atomic,
 };
 
+/* Every level libfabric defines is met: FI_THREAD_SAFE, or cheaper where its promise allows. */
+bool urel_fi_threading_ok(enum fi_threading t)
+{
+	return t >= FI_THREAD_UNSPEC && t <= FI_THREAD_ENDPOINT;
+}
+
+/*
+ * Which locks the application's promise (fi_domain(3)) leaves necessary.
+ * FI_THREAD_DOMAIN: one thread at a time in the whole domain, so neither
+ * endpoints nor CQs lock. FI_THREAD_COMPLETION: a CQ and the endpoints bound
+ * to it are used by one thread at a time, so CQs need no lock; an endpoint
+ * still locks, as an AV it shares with endpoints of other CQs may change its
+ * peer table from another thread. FI_THREAD_SAFE, FI_THREAD_FID and
+ * FI_THREAD_ENDPOINT: a CQ's reader progresses endpoints other threads post
+ * to, and endpoints of several threads push to one CQ: all lock.
+ */
+static void urel_fi_threading_locks(struct urel_fi_domain *d)
+{
+	d->ep_locks = d->threading != FI_THREAD_DOMAIN;
+	d->cq_locks = d->threading != FI_THREAD_DOMAIN && d->threading != FI_THREAD_COMPLETION;
+}
+
 int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domp,
 			void *context)
 {
+	enum fi_threading threading = FI_THREAD_UNSPEC;
 	struct urel_fi_domain *d;
 	int ret;
 
@@ -147,6 +170,12 @@ int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct 
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, UREL_FI_NAME))
 		return -FI_EINVAL;
+	if (info->domain_attr)
+		threading = info->domain_attr->threading;
+	if (!urel_fi_threading_ok(threading)) {
+		UREL_FI_WARN(FI_LOG_DOMAIN, "unknown threading level %d\n", (int)threading);
+		return -FI_EINVAL;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
@@ -160,6 +189,11 @@ int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct 
 	memcpy(&d->src, info->src_addr, info->src_addrlen);
 	d->srclen = (socklen_t)info->src_addrlen;
 	d->caps = info->caps;
+	d->threading = threading == FI_THREAD_UNSPEC ? urel_fi_default_threading() : threading;
+	urel_fi_threading_locks(d);
+	UREL_FI_INFO(FI_LOG_DOMAIN, "threading %s: endpoint locks %s, CQ locks %s\n",
+		     fi_tostr(&d->threading, FI_TYPE_THREADING), d->ep_locks ? "on" : "off",
+		     d->cq_locks ? "on" : "off");
 	pthread_mutex_init(&d->lock, NULL);
 	d->fid.fid.fclass = FI_CLASS_DOMAIN;
 	d->fid.fid.context = context;

@@ -36,7 +36,7 @@ int urel_fi_ep_add_peer(struct urel_fi_ep *ep, fi_addr_t addr, const struct sock
 	urel_peer_t peer = 0;
 	int ret;
 
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	ret = urel_fi_grow((void **)&ep->peer_of, &ep->npeer_of, addr + 1, sizeof(*ep->peer_of), 0);
 	if (ret)
 		goto out;
@@ -66,7 +66,7 @@ int urel_fi_ep_add_peer(struct urel_fi_ep *ep, fi_addr_t addr, const struct sock
 		ep->addr_of[peer] = addr;
 	UREL_FI_DBG(FI_LOG_AV, "fi_addr %llu is peer %u\n", (unsigned long long)addr, peer);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	return ret ? -urel_fi_errno(ret) : 0;
 }
 
@@ -75,9 +75,9 @@ void urel_fi_ep_del_peer(struct urel_fi_ep *ep, fi_addr_t addr)
 	urel_peer_t peer;
 	bool shared = false;
 
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	if (addr >= ep->npeer_of || !ep->peer_of[addr]) {
-		pthread_mutex_unlock(&ep->lock);
+		urel_fi_ep_unlock(ep);
 		return;
 	}
 	peer = ep->peer_of[addr];
@@ -92,7 +92,7 @@ void urel_fi_ep_del_peer(struct urel_fi_ep *ep, fi_addr_t addr)
 		ep->addr_of[peer] = FI_ADDR_NOTAVAIL;
 		urel_av_remove(ep->uep, peer);
 	}
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 }
 
 /*
@@ -113,9 +113,9 @@ void urel_fi_ep_progress(struct urel_fi_ep *ep)
 		UREL_FI_WARN(FI_LOG_EP_DATA, "progress: %s\n", urel_strerror(ret));
 	if (seen != UREL_FI_REAP_DUE && !urel_msg_completions(ep->m, &count) && count == seen)
 		return;
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	urel_fi_ep_collect(ep);
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 }
 
 static int urel_fi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -421,6 +421,7 @@ int urel_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_
 	ep->caps = info->caps ? info->caps : UREL_FI_CAPS;
 	ep->tx_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->locked = d->ep_locks;
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->reaped_at = UREL_FI_REAP_DUE;
 	ret = urel_fi_domain_ep_get(d, ep, src, srclen, &ep->uep);

@@ -43,6 +43,35 @@ int urel_fi_errno(int err)
 	}
 }
 
+/*
+ * The level given when the application leaves threading unspecified:
+ * FI_UREL_THREADING (safe, fid, domain, completion or endpoint), else
+ * FI_THREAD_SAFE. For applications known to call from one thread at a time
+ * that do not say so in their hints (fi_pingpong); a bad value is refused
+ * with a warning, and the level stays FI_THREAD_SAFE.
+ */
+enum fi_threading urel_fi_default_threading(void)
+{
+	static const struct {
+		const char *name;
+		enum fi_threading level;
+	} names[] = {
+		{ "safe", FI_THREAD_SAFE },	    { "fid", FI_THREAD_FID },
+		{ "domain", FI_THREAD_DOMAIN },	    { "completion", FI_THREAD_COMPLETION },
+		{ "endpoint", FI_THREAD_ENDPOINT },
+	};
+	char *want = NULL;
+
+	if (fi_param_get_str(&urel_fi_prov, "threading", &want) != FI_SUCCESS || !want)
+		return FI_THREAD_SAFE;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(want, names[i].name))
+			return names[i].level;
+	}
+	UREL_FI_WARN(FI_LOG_CORE, "FI_UREL_THREADING=%s unknown: FI_THREAD_SAFE\n", want);
+	return FI_THREAD_SAFE;
+}
+
 /* The source address: FI_UREL_IFACE's, else the first up IPv4 non-loopback one, else loopback. */
 static int urel_fi_default_src(struct sockaddr_storage *ss, socklen_t *len)
 {
@@ -161,6 +190,8 @@ static bool urel_fi_hints_ok(const struct fi_info *h)
 			UREL_FI_REJECT("cq_data_size %zu\n", d->cq_data_size);
 		if (d->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
 			UREL_FI_REJECT("domain caps\n");
+		if (!urel_fi_threading_ok(d->threading))
+			UREL_FI_REJECT("threading %d\n", (int)d->threading);
 	}
 	if (h->tx_attr) {
 		if (h->tx_attr->caps & ~UREL_FI_CAPS)
@@ -256,7 +287,10 @@ static int urel_fi_fill(struct fi_info *fi, const struct fi_info *h, uint32_t ve
 	fi->ep_attr->rx_ctx_cnt = 1;
 
 	fi->domain_attr->name = strdup(UREL_FI_NAME);
-	fi->domain_attr->threading = FI_THREAD_SAFE;
+	/* The level asked for is the one given (domain.c skips the locks it makes unnecessary). */
+	fi->domain_attr->threading = h && h->domain_attr && h->domain_attr->threading
+					     ? h->domain_attr->threading
+					     : urel_fi_default_threading();
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
@@ -386,5 +420,8 @@ __attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void)
 	fi_param_define(&urel_fi_prov, "iface", FI_PARAM_STRING,
 			"Network interface whose IPv4 address endpoints bind (default: the first "
 			"one up that is not loopback)");
+	fi_param_define(&urel_fi_prov, "threading", FI_PARAM_STRING,
+			"Threading level when the application's hints leave it unspecified: safe "
+			"(default), fid, domain, completion or endpoint (fi_domain(3))");
 	return &urel_fi_prov;
 }

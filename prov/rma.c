@@ -253,7 +253,7 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 		free(op);
 		return -FI_EOPBADSTATE;
 	}
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	op->peer = dest < ep->npeer_of ? ep->peer_of[dest] : 0;
 	if (!op->peer) {
 		ret = -FI_EINVAL;
@@ -289,10 +289,10 @@ ssize_t urel_fi_rma_submit(struct urel_fi_ep *ep, struct urel_fi_rma *op, fi_add
 	urel_fi_rma_fold(op);
 	urel_fi_rma_note(ep, op);
 	urel_fi_rma_finish(ep, op); /* nothing to wait for (0 bytes): complete now */
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	return 0;
 refuse:
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	free(op->bounce);
 	free(op);
 	return ret;
@@ -304,10 +304,10 @@ bool urel_fi_rma_drain(struct urel_fi_ep *ep, int timeout_ms)
 	for (int waited = 0;; waited += 10) {
 		bool idle;
 
-		pthread_mutex_lock(&ep->lock);
+		urel_fi_ep_lock(ep);
 		urel_fi_ep_reap(ep);
 		idle = !ep->nrma;
-		pthread_mutex_unlock(&ep->lock);
+		urel_fi_ep_unlock(ep);
 		if (idle)
 			return true;
 		if (waited >= timeout_ms)

@@ -9,7 +9,10 @@
  * endpoint's (see domain.c), and remote addresses are offsets in them.
  *
  * Locks: an endpoint's lock is taken before a CQ's and the domain's, never the other way
- * round; the library's own locks are innermost (it never calls back here).
+ * round; the library's own locks are innermost (it never calls back here). The
+ * endpoints' and CQs' locks are skipped where the domain's threading level
+ * says the application serializes the calls that would contend for them
+ * (urel_fi_threading_locks() in domain.c).
  */
 #ifndef UREL_FI_H
 #define UREL_FI_H
@@ -100,6 +103,8 @@ struct urel_fi_domain {
 	struct sockaddr_storage src; /* where endpoints bind (port from the info, else any) */
 	socklen_t srclen;
 	uint64_t caps;
+	enum fi_threading threading; /* never FI_THREAD_UNSPEC: urel_fi_default_threading() */
+	bool ep_locks, cq_locks; /* its endpoints and CQs take their locks (domain.c) */
 	pthread_mutex_t lock; /* the fields below */
 	/*
 	 * The library endpoint the registrations belong to: made by the first
@@ -157,6 +162,7 @@ struct urel_fi_cq {
 	struct fid_cq fid;
 	struct urel_fi_domain *dom;
 	enum fi_cq_format format;
+	bool locked; /* take @lock: the domain's cq_locks */
 	pthread_mutex_t lock; /* the ring and the endpoint list (written under it) */
 	struct urel_fi_cqe *ring;
 	size_t head, count, cap; /* count: also read without the lock (cq.c) */
@@ -242,6 +248,7 @@ struct urel_fi_ep {
 	struct urel_fi_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct urel_fi_av *av;
+	bool locked; /* take @lock: the domain's ep_locks */
 	pthread_mutex_t lock; /* everything below */
 	struct urel_fi_op *ops; /* outstanding, newest first */
 	unsigned int ntx, nrx;
@@ -278,14 +285,41 @@ struct urel_fi_ep {
 
 #define UREL_FI_REAP_DUE UINT64_MAX
 
+/* The data path's locks, taken unless the threading level makes them unnecessary. */
+static inline void urel_fi_ep_lock(struct urel_fi_ep *ep)
+{
+	if (ep->locked)
+		pthread_mutex_lock(&ep->lock);
+}
+
+static inline void urel_fi_ep_unlock(struct urel_fi_ep *ep)
+{
+	if (ep->locked)
+		pthread_mutex_unlock(&ep->lock);
+}
+
+static inline void urel_fi_cq_lock(struct urel_fi_cq *cq)
+{
+	if (cq->locked)
+		pthread_mutex_lock(&cq->lock);
+}
+
+static inline void urel_fi_cq_unlock(struct urel_fi_cq *cq)
+{
+	if (cq->locked)
+		pthread_mutex_unlock(&cq->lock);
+}
+
 /* init.c */
 size_t urel_fi_max_msg_size(void);
+enum fi_threading urel_fi_default_threading(void);
 int urel_fi_errno(int err);
 
 /* fabric.c */
 int urel_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 
 /* domain.c */
+bool urel_fi_threading_ok(enum fi_threading t);
 int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 			void *context);
 
@@ -330,6 +364,16 @@ bool urel_fi_mr_writable(struct urel_fi_ep *ep, uint64_t key, uint64_t off, uint
 
 /* iov.c */
 int urel_fi_iov_len(const struct iovec *iov, size_t count, size_t *len);
+
+/* urel_fi_iov_len() without the call for one iov, as most sends and receives have. */
+static inline int urel_fi_iov_bytes(const struct iovec *iov, size_t count, size_t *len)
+{
+	if (count == 1 && iov && (iov->iov_base || !iov->iov_len)) {
+		*len = iov->iov_len;
+		return 0;
+	}
+	return urel_fi_iov_len(iov, count, len);
+}
 void urel_fi_iov_gather(void *dst, const struct iovec *iov, size_t count);
 void urel_fi_iov_scatter(const struct iovec *iov, size_t count, const void *src, size_t len);
 

@@ -294,12 +294,12 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 		return -FI_EOPNOTSUPP;
 	if (tagged && UREL_FI_RESERVES_TOP_BIT(ep->caps) && (bits & UREL_FI_UNTAGGED_BIT))
 		return -FI_EINVAL;
-	if (urel_fi_iov_len(iov, count, &len))
+	if (urel_fi_iov_bytes(iov, count, &len))
 		return -FI_EINVAL;
 	if ((flags & FI_INJECT) && len > UREL_FI_INJECT_SIZE)
 		return -FI_EINVAL;
 	buf = count ? iov[0].iov_base : NULL;
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	peer = urel_fi_peer(ep, dest);
 	if (!peer) {
 		ret = -FI_EINVAL;
@@ -351,7 +351,7 @@ static ssize_t urel_fi_send(struct urel_fi_ep *ep, const struct iovec *iov, size
 	UREL_FI_DBG(FI_LOG_EP_DATA, "send %zu bytes to %llu bits %#llx\n", len,
 		    (unsigned long long)dest, (unsigned long long)bits);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	return ret;
 }
 
@@ -431,7 +431,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 		return -FI_EOPBADSTATE;
 	if (!(ep->caps & (tagged ? FI_TAGGED : FI_MSG)))
 		return -FI_EOPNOTSUPP;
-	if (urel_fi_iov_len(iov, count, &len))
+	if (urel_fi_iov_bytes(iov, count, &len))
 		return -FI_EINVAL;
 	buf = count ? iov[0].iov_base : NULL;
 	if (UREL_FI_RESERVES_TOP_BIT(ep->caps)) {
@@ -443,7 +443,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 			ignore = 0;
 		}
 	}
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	ret = urel_fi_src(ep, src, &peer);
 	if (ret)
 		goto out;
@@ -499,7 +499,7 @@ static ssize_t urel_fi_recv(struct urel_fi_ep *ep, const struct iovec *iov, size
 fail:
 	urel_fi_op_free(ep, op);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	return ret;
 }
 
@@ -518,7 +518,7 @@ ssize_t urel_fi_ep_cancel(fid_t fid, void *context)
 	struct urel_fi_ep *ep = container_of(fid, struct urel_fi_ep, fid.fid);
 	ssize_t ret = -FI_ENOENT;
 
-	pthread_mutex_lock(&ep->lock);
+	urel_fi_ep_lock(ep);
 	for (struct urel_fi_op *op = ep->ops; op; op = op->next) {
 		if (op->context != context || !(op->flags & FI_RECV) || op->cancelled)
 			continue;
@@ -529,7 +529,7 @@ ssize_t urel_fi_ep_cancel(fid_t fid, void *context)
 		}
 		break;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	urel_fi_ep_unlock(ep);
 	return ret;
 }
 

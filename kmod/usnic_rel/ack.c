@@ -168,7 +168,7 @@ void usnic_rel_ack_fill(struct usnic_rel_peer *peer, unsigned int chan,
 		if (conn->chan[i].ack_pending)
 			return;
 	/* Nothing owed: the delayed-ACK timer, if queued, expires idle. */
-	conn->ack_due_ns = 0;
+	WRITE_ONCE(conn->ack_due_ns, 0);
 }
 
 /* The common header fields of a packet from @ep to @peer on @chan. */

@@ -571,8 +571,8 @@ void usnic_rel_conn_fail_all(struct usnic_rel_ep *ep, struct usnic_rel_peer *pee
 	conn->probe_armed = false;
 	conn->probe_sent = false;
 	conn->probe_waited = false;
-	conn->rtx_due_ns = 0;
-	conn->ack_due_ns = 0;
+	WRITE_ONCE(conn->rtx_due_ns, 0);
+	WRITE_ONCE(conn->ack_due_ns, 0);
 	usnic_rel_rto_init(&conn->rto, usnic_rel_rto_min_us,
 			   usnic_rel_rto_max_us);
 	/* Parked sends fail now (dead) or go out afresh (reset). */

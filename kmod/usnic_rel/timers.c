@@ -28,7 +28,8 @@
  * the ACK it waits for). Their callbacks run in the HRTIMER softirq, which
  * a softirq pass runs after NET_RX: ACKs already received on this CPU are
  * taken before the timer they answer. The callbacks take conn->lock with
- * spin_lock (softirq already) and never sleep.
+ * spin_lock (softirq already) and never sleep; a lazy expiry whose reason
+ * is gone returns before taking it.
  */
 #include <linux/cpumask.h>
 #include <linux/ktime.h>
@@ -97,6 +98,35 @@ static void usnic_rel_timer_due(struct hrtimer *t, u64 due_ns, u64 slack_ns)
 }
 
 /*
+ * Give lazy timer @t a reason due at @due_ns, stored in *@reason. The full
+ * barrier pairs with the one in usnic_rel_timer_reason_gone(): either this
+ * sees the expiry under way (@t no longer queued) and starts @t again, or
+ * that expiry sees the new reason and takes the lock. Caller holds
+ * conn->lock.
+ */
+static void usnic_rel_timer_reason_set(struct hrtimer *t, u64 *reason,
+				       u64 due_ns, u64 slack_ns)
+{
+	WRITE_ONCE(*reason, due_ns);
+	/* Store the reason before looking whether the timer is queued. */
+	smp_mb();
+	usnic_rel_timer_due(t, due_ns, slack_ns);
+}
+
+/*
+ * An expiry of a lazy timer whose reason went away (*@reason 0: the flight
+ * acknowledged, the ACK carried by data) returns without conn->lock, which
+ * the sender holding it would make it wait for: in a ping-pong most
+ * expiries are such.
+ */
+static bool usnic_rel_timer_reason_gone(const u64 *reason)
+{
+	/* The hrtimer core dequeued @t before calling us: then read. */
+	smp_mb();
+	return !READ_ONCE(*reason);
+}
+
+/*
  * An expiry of a lazy timer: is its reason, due at @due_ns (0: none), due
  * now? If it is due later, the timer moves there. Caller holds conn->lock
  * and has checked that nobody requeued @t meanwhile.
@@ -131,7 +161,7 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	if (conn->state != USNIC_REL_CONN_ACTIVE)
 		return;
 	if (!usnic_rel_conn_in_flight(conn)) {
-		conn->rtx_due_ns = 0;
+		WRITE_ONCE(conn->rtx_due_ns, 0);
 		return;
 	}
 	if (!restart && conn->rtx_due_ns)
@@ -143,8 +173,8 @@ void usnic_rel_rtx_timer_arm(struct usnic_rel_peer *peer, bool restart)
 	if (!us)
 		us = usnic_rel_rto_current_us(&conn->rto);
 	ns = (u64)us * NSEC_PER_USEC;
-	conn->rtx_due_ns = ktime_get_ns() + ns;
-	usnic_rel_timer_due(&conn->rtx_timer, conn->rtx_due_ns, ns / 8);
+	usnic_rel_timer_reason_set(&conn->rtx_timer, &conn->rtx_due_ns,
+				   ktime_get_ns() + ns, ns / 8);
 }
 
 /**
@@ -281,6 +311,8 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	u64 now, recent;
 	int i;
 
+	if (usnic_rel_timer_reason_gone(&conn->rtx_due_ns))
+		return HRTIMER_NORESTART;
 	spin_lock(&conn->lock);
 	/*
 	 * Rearmed while this expiry waited for the lock (an ACK's progress):
@@ -290,7 +322,7 @@ static enum hrtimer_restart usnic_rel_rtx_timeout(struct hrtimer *t)
 	    !usnic_rel_timer_reason_due(t, conn->rtx_due_ns))
 		goto out;
 	/* Whatever runs below arms it again if it must. */
-	conn->rtx_due_ns = 0;
+	WRITE_ONCE(conn->rtx_due_ns, 0);
 	if (conn->state != USNIC_REL_CONN_ACTIVE ||
 	    !usnic_rel_conn_in_flight(conn))
 		goto out;
@@ -472,6 +504,8 @@ static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 	struct sock *sk;
 	size_t len;
 
+	if (usnic_rel_timer_reason_gone(&conn->ack_due_ns))
+		return HRTIMER_NORESTART;
 	rcu_read_lock();
 	sk = rcu_dereference(ep->sk_rcu);
 	spin_lock(&conn->lock);
@@ -483,7 +517,7 @@ static enum hrtimer_restart usnic_rel_ack_timeout(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	}
 	/* The next ACK owed arms it again, whatever happens to this one. */
-	conn->ack_due_ns = 0;
+	WRITE_ONCE(conn->ack_due_ns, 0);
 	usnic_rel_count(ep, USNIC_REL_CNT_ACKS_DELAYED, 1);
 	for (i = 0; i < USNIC_REL_NR_CHANS; i++)
 		if (conn->chan[i].ack_pending)
@@ -520,11 +554,11 @@ void usnic_rel_ack_schedule(struct usnic_rel_peer *peer, unsigned int chan,
 		return;
 	}
 	/* Due ack_delay_us after the first packet it acknowledges. */
-	if (conn->state != USNIC_REL_CONN_REMOVED && !conn->ack_due_ns) {
-		conn->ack_due_ns = ktime_get_ns() +
-				   (u64)usnic_rel_ack_delay_us * NSEC_PER_USEC;
-		usnic_rel_timer_due(&conn->ack_timer, conn->ack_due_ns, 0);
-	}
+	if (conn->state != USNIC_REL_CONN_REMOVED && !conn->ack_due_ns)
+		usnic_rel_timer_reason_set(&conn->ack_timer, &conn->ack_due_ns,
+					   ktime_get_ns() +
+					   (u64)usnic_rel_ack_delay_us *
+					   NSEC_PER_USEC, 0);
 }
 
 static void usnic_rel_tx_work(struct work_struct *work)

@@ -8,7 +8,9 @@
 # every byte and fetched value checked, refusals as error completions,
 # writes with remote CQ data and messages, reads and writes of several iovs, and
 # then again in one process on its own window through its own address (what
-# Open MPI's btl ofi does for a rank's own window when ranks span nodes).
+# Open MPI's btl ofi does for a rank's own window when ranks span nodes);
+# threads share an endpoint at FI_THREAD_SAFE (fi_threads), and every
+# threading level carries traffic (fi_levels).
 set -euo pipefail
 export FI_PROVIDER_PATH=${USNIC_REL_BUILD:?}/prov
 fails=0
@@ -136,6 +138,27 @@ ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l
 # Threads sharing one endpoint and CQ (FI_THREAD_SAFE): every echo once, no completion lost
 # while other threads poll the queue empty.
 pair fi_threads "$USNIC_REL_BUILD/tests/fi_threads" 47730 47731
+# Every threading level is given as asked and carries traffic (fi_levels: one
+# thread, two endpoints of one domain); FI_THREAD_DOMAIN opens a domain without
+# endpoint or CQ locks, FI_THREAD_COMPLETION one without CQ locks, the rest lock.
+echo "fi_levels 10.78.0.1 47740"
+if ip netns exec urA env FI_LOG_LEVEL=info FI_LOG_PROV=urel timeout 600 \
+	"$USNIC_REL_BUILD/tests/fi_levels" 10.78.0.1 47740 >"$tmp/levels" 2>&1; then
+	grep -v '^libfabric:' "$tmp/levels"
+else
+	grep -v '^libfabric:' "$tmp/levels" | tail -20
+	fail "fi_levels"
+fi
+for want in 'FI_THREAD_SAFE: endpoint locks on, CQ locks on' \
+	'FI_THREAD_FID: endpoint locks on, CQ locks on' \
+	'FI_THREAD_DOMAIN: endpoint locks off, CQ locks off' \
+	'FI_THREAD_COMPLETION: endpoint locks on, CQ locks off' \
+	'FI_THREAD_ENDPOINT: endpoint locks on, CQ locks on'; do
+	grep -q "threading $want" "$tmp/levels" || fail "fi_levels: no domain with '$want'"
+done
+# FI_UREL_THREADING names the level of hints that leave it unspecified (fi_pingpong's).
+FI_UREL_THREADING=domain fi_info -p urel -v | grep -q 'threading: FI_THREAD_DOMAIN' ||
+	fail "FI_UREL_THREADING=domain: not the level of unspecified hints"
 # With the eager limit no longer than the tiny one (both 128 B), no notice can
 # ride the data channel: it waits for the puts to complete instead; the
 # target's checks are the same.

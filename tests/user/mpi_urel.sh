@@ -11,7 +11,8 @@
 # The 2-rank two-sided job runs as nobody under an 8 MiB memlock limit and
 # also sends 64 MiB messages (mpi_twosided big); "mpi_urel.sh big" runs only
 # that job. Its provider log (FI_LOG_LEVEL=info) must show windows
-# registered piecewise and no failed piecewise send.
+# registered piecewise and no failed piecewise send, and that every rank's
+# domain was opened at FI_THREAD_DOMAIN without the provider's locks.
 # For the one-sided runs, the provider logs (FI_LOG_LEVEL=info) how many
 # writes, reads and atomics each endpoint posted: none of the three may be 0.
 set -euo pipefail
@@ -65,6 +66,16 @@ run() {
 	set -- $win
 	[ "$1" -gt 0 ] && [ "$2" -eq 0 ] || {
 		echo "FAIL: -np $np as $user: no piecewise windows, or failed piecewise sends"
+		fails=$((fails + 1))
+	}
+	# MPI_Init (no MPI_THREAD_MULTIPLE): the mtl asks for FI_THREAD_DOMAIN, and the
+	# provider takes neither endpoint nor CQ locks (every rank's domain says so).
+	local cheap
+	cheap=$(grep -c 'threading FI_THREAD_DOMAIN: endpoint locks off, CQ locks off' <<<"$out" || true)
+	echo "domains at FI_THREAD_DOMAIN without locks: $cheap of $np ranks"
+	[ "$cheap" -ge "$np" ] || {
+		grep 'threading FI_THREAD' <<<"$out" | sort | uniq -c || true
+		echo "FAIL: -np $np: not every rank's domain took the lock-free path"
 		fails=$((fails + 1))
 	}
 }

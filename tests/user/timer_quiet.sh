@@ -26,8 +26,10 @@ echo 1 >"$tr/events/timer/hrtimer_start/enable"
 "$bin" echo 127.0.0.1 7311 127.0.0.1 7310 "$count" >"$tmp/echo.log" 2>&1 &
 echo_pid=$!
 sleep 0.3
+t0=$(date +%s%N)
 "$bin" ping 127.0.0.1 7310 127.0.0.1 7311 "$count" >"$tmp/ping.log" 2>&1
 ping_rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
 wait $echo_pid
 echo_rc=$?
 echo 0 >"$tr/events/timer/hrtimer_start/enable"
@@ -39,11 +41,15 @@ starts=$(grep -c 'function=usnic_rel_' "$tmp/trace")
 all=$(grep -c 'hrtimer_start:' "$tmp/trace")
 lost=$(grep -c 'LOST' "$tmp/trace")
 grep 'function=usnic_rel_' "$tmp/trace" | sed 's/.*function=\([a-z_]*\).*/\1/' | sort | uniq -c
-echo "timer_quiet: $count round trips, the module's timers started $starts times (all hrtimer starts: $all, lost events: $lost)"
+echo "timer_quiet: $count round trips in $ms ms, the module's timers started $starts times (all hrtimer starts: $all, lost events: $lost)"
 rm -rf "$tmp"
 [ $ping_rc -eq 0 ] && [ $echo_rc -eq 0 ] || fail "ping-pong failed (ping $ping_rc, echo $echo_rc)"
 [ "$lost" -eq 0 ] || fail "trace buffer overflowed: counts incomplete"
 [ "$all" -gt 0 ] || fail "no hrtimer_start event at all: tracing did not work"
-[ "$starts" -le $((count / 4)) ] ||
-	fail "$starts timer starts for $count round trips (at most $((count / 4)))"
+# Each timer may start about once per period it ran (twice, for the
+# expiries that find their reason due later): on a host so loaded that the
+# round trips take tens of milliseconds, those periods add up.
+limit=$((count / 4 + 2 * (ms / 200 + ms / 500)))
+[ "$starts" -le "$limit" ] ||
+	fail "$starts timer starts for $count round trips in $ms ms (at most $limit)"
 echo "timer_quiet: ok"
