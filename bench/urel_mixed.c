@@ -18,6 +18,7 @@
  *   urel_mixed msgs=N bytes=B secs=S MBps=G data_packets=P retx_timeout=T
  *              retx_fast=F retx_probe=R rx_duplicate=D wasted_pct=W
  *              cwnd_fast_recoveries=E cwnd_timeouts=O rnr_acks_received=N
+ *              cwnd_losses_spared=L
  *
  * data_packets and retx_* are the sender's counter deltas (first
  * transmissions, and retransmissions by kind); rx_duplicate is the
@@ -112,9 +113,10 @@ static int reap(struct bench_ep *b)
 	return c.context == &mixed_ctx;
 }
 
-static const char *const counters[] = { "tx_data_packets",  "retx_timeout",	    "retx_fast",
-					"retx_probe",	    "cwnd_fast_recoveries", "cwnd_timeouts",
-					"rnr_acks_received" };
+static const char *const counters[] = {
+	"tx_data_packets",	"retx_timeout",	 "retx_fast",	      "retx_probe",
+	"cwnd_fast_recoveries", "cwnd_timeouts", "rnr_acks_received", "cwnd_losses_spared"
+};
 #define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
 
 static int client(struct bench_ep *b, double secs, uint64_t seed)
@@ -184,10 +186,10 @@ static int client(struct bench_ep *b, double secs, uint64_t seed)
 	printf("urel_mixed msgs=%llu bytes=%llu secs=%.3f MBps=%.3f data_packets=%lld "
 	       "retx_timeout=%lld retx_fast=%lld retx_probe=%lld rx_duplicate=%lld "
 	       "wasted_pct=%s cwnd_fast_recoveries=%lld cwnd_timeouts=%lld "
-	       "rnr_acks_received=%lld\n",
+	       "rnr_acks_received=%lld cwnd_losses_spared=%lld\n",
 	       (unsigned long long)posted, (unsigned long long)bytes, (double)(t1 - t0) / 1e9,
 	       (double)bytes / ((double)(t1 - t0) / 1e3), d[0], d[1], d[2], d[3],
-	       (long long)st.dups, wasted, d[4], d[5], d[6]);
+	       (long long)st.dups, wasted, d[4], d[5], d[6], d[7]);
 	fflush(stdout);
 	bench_send(b, UREL_CHAN_DATA, NULL, 0, BENCH_IMM_QUIT, 0);
 	free(buf);

@@ -88,6 +88,12 @@ void usnic_rel_ack_rx(struct usnic_rel_ep *ep, struct usnic_rel_peer *peer,
 		usnic_rel_tx_work_kick(peer);
 	if (res.recovery_started)
 		usnic_rel_count(ep, USNIC_REL_CNT_CWND_FAST_RECOVERIES, 1);
+	/* Spared by an ACK, the reorder timer or a timeout: counted here. */
+	if (c->tx.cc.losses_spared != c->cc_spared_counted) {
+		usnic_rel_count(ep, USNIC_REL_CNT_CWND_LOSSES_SPARED,
+				c->tx.cc.losses_spared - c->cc_spared_counted);
+		c->cc_spared_counted = c->tx.cc.losses_spared;
+	}
 	if (res.spurious)
 		usnic_rel_count(ep, USNIC_REL_CNT_RETX_SPURIOUS, res.spurious);
 	usnic_rel_reo_timer_arm(peer);

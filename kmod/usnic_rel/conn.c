@@ -133,6 +133,8 @@ int usnic_rel_conn_init(struct usnic_rel_peer *peer)
 			usnic_rel_cwnd_init(&c->tx.cc, usnic_rel_initial_cwnd,
 					    size);
 			usnic_rel_cwnd_set_floor(&c->tx.cc, usnic_rel_cwnd_min);
+			usnic_rel_cwnd_set_queue_pct(&c->tx.cc,
+						     usnic_rel_cwnd_queue_pct);
 		}
 		if (!ret)
 			ret = usnic_rel_rxwin_init(&c->rx, size, 0,

@@ -151,6 +151,7 @@ struct usnic_rel_chan_conn {
 	bool cc_lost_by_timeout;	/* the last finding was the timer's */
 	bool cc_lost_held;		/* ... or held for the pairing */
 	u64 cc_timeouts_counted;	/* tx.cc.rto_episodes in the counters */
+	u64 cc_spared_counted;	/* tx.cc.losses_spared in the counters */
 };
 
 /* Why the connection stopped; outstanding sends complete with this error. */

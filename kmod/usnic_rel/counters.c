@@ -99,6 +99,7 @@ const char * const usnic_rel_counter_names[USNIC_REL_NR_COUNTERS] = {
 	[USNIC_REL_CNT_RDMA_QUIET_DONE] = "rdma_quiet_done",
 	[USNIC_REL_CNT_RX_HELD_IN_ORDER] = "rx_held_in_order",
 	[USNIC_REL_CNT_PERSIST_PROBES] = "persist_probes",
+	[USNIC_REL_CNT_CWND_LOSSES_SPARED] = "cwnd_losses_spared",
 };
 
 /* Before the endpoint is published; freed with it (ep.c). */

@@ -13,6 +13,7 @@
 #ifndef _USNIC_REL_CWND_H
 #define _USNIC_REL_CWND_H
 
+#include <linux/time64.h>
 #include <linux/types.h>
 
 /* Initial window (RFC 6928's ten segments), unless initial_cwnd says. */
@@ -26,6 +27,21 @@
  * in tail-loss probes and retransmit timeouts).
  */
 #define USNIC_REL_CWND_FLOOR		16
+/*
+ * Default queueing delay that makes a loss congestion (cwnd_queue_pct):
+ * recent RTT above the path's least by this share of it. A full queue of a
+ * few dozen packets doubles a fabric hop's RTT many times over. Where the
+ * host's own delay varies more (a loaded VM), losses reduce as before.
+ */
+#define USNIC_REL_CWND_QUEUE_PCT	100
+/* Largest cwnd_queue_pct: a hundred times the path's RTT. */
+#define USNIC_REL_CWND_QUEUE_PCT_MAX	10000
+/*
+ * The least RTT is the least of the samples of the last one to two periods
+ * of this length: a longer path is seen within two, and a queue must stand
+ * that long, without a sample below it, to pass for the path.
+ */
+#define USNIC_REL_CWND_MIN_RTT_PERIOD_NS	(5ULL * NSEC_PER_SEC)
 
 enum usnic_rel_cc_state {
 	USNIC_REL_CC_OPEN,	/* no loss outstanding */
@@ -44,13 +60,23 @@ struct usnic_rel_cwnd {
 	bool peer_rnr;		/* peer not ready, no cumulative progress since */
 	u32 undo_cwnd;		/* before the last reduction, until progress; or 0 */
 	u32 undo_ssthresh;
+	u32 queue_pct;		/* queueing that makes a loss congestion; 0: any */
+	u64 min_rtt_ns;		/* least RTT of this period and the last, or 0 */
+	u64 min_rtt_cur_ns;	/* ... of this period alone, or 0 */
+	u64 min_rtt_start_ns;	/* when this period began */
+	u64 rtt_ns;		/* recent RTT: moving average of samples, or 0 */
+	u64 last_rtt_ns;	/* the newest sample, or 0 */
 	u64 fast_episodes;	/* recoveries started by SACK/dup-ACK evidence */
 	u64 rto_episodes;	/* timeouts that collapsed the window */
+	u64 losses_spared;	/* losses without queueing delay: no reduction */
 };
 
 void usnic_rel_cwnd_init(struct usnic_rel_cwnd *cc, u32 initial, u32 max);
 void usnic_rel_cwnd_set_floor(struct usnic_rel_cwnd *cc, u32 floor);
+void usnic_rel_cwnd_set_queue_pct(struct usnic_rel_cwnd *cc, u32 pct);
 void usnic_rel_cwnd_reset(struct usnic_rel_cwnd *cc);
+void usnic_rel_cwnd_rtt(struct usnic_rel_cwnd *cc, u64 rtt_ns, u64 now_ns);
+bool usnic_rel_cwnd_queueing(const struct usnic_rel_cwnd *cc);
 void usnic_rel_cwnd_ack(struct usnic_rel_cwnd *cc, u32 acked, u32 flight);
 bool usnic_rel_cwnd_fast_loss(struct usnic_rel_cwnd *cc);
 void usnic_rel_cwnd_timeout(struct usnic_rel_cwnd *cc);

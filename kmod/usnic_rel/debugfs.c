@@ -84,7 +84,7 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 		 * reo_wnd_us: reordering tolerated by time-based loss detection,
 		 * widened by spurious resends
 		 */
-		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu slots %u rx next %u held %u slots %u backlog %u ack_pending %d cc cwnd %u ssthresh %u pipe %u lost %u state %d fast_recoveries %llu timeouts %llu peer_rnr %d reo_wnd_us %llu spurious %llu\n",
+		seq_printf(s, "  chan %d tx una %u next %u unacked %u sacked %u dup_acks %u recovery %d retx_timeout %llu retx_fast %llu slots %u rx next %u held %u slots %u backlog %u ack_pending %d cc cwnd %u ssthresh %u pipe %u lost %u state %d fast_recoveries %llu timeouts %llu spared %llu rtt_us %llu min_rtt_us %llu peer_rnr %d reo_wnd_us %llu spurious %llu\n",
 			   i, c->tx.una, c->tx.next,
 			   usnic_rel_txwin_inflight(&c->tx), c->tx.nr_sacked,
 			   c->tx.dup_acks, c->tx.in_recovery, c->retx_timeout,
@@ -93,7 +93,10 @@ static void usnic_rel_peer_show(struct seq_file *s, struct usnic_rel_peer *peer)
 			   c->tx.cc.cwnd, c->tx.cc.ssthresh,
 			   usnic_rel_txwin_pipe(&c->tx), c->tx.nr_lost,
 			   c->tx.cc.state, c->tx.cc.fast_episodes,
-			   c->tx.cc.rto_episodes, c->tx.cc.peer_rnr,
+			   c->tx.cc.rto_episodes, c->tx.cc.losses_spared,
+			   div_u64(c->tx.cc.rtt_ns, NSEC_PER_USEC),
+			   div_u64(c->tx.cc.min_rtt_ns, NSEC_PER_USEC),
+			   c->tx.cc.peer_rnr,
 			   div_u64(usnic_rel_txwin_reo_wnd(&c->tx), NSEC_PER_USEC),
 			   c->tx.spurious);
 	}

@@ -32,6 +32,9 @@ MODULE_PARM_DESC(initial_cwnd, "Congestion window a connection starts with, in p
 unsigned int usnic_rel_cwnd_min = USNIC_REL_CWND_FLOOR;
 module_param_named(cwnd_min, usnic_rel_cwnd_min, uint, 0444);
 MODULE_PARM_DESC(cwnd_min, "Least congestion window a loss leaves, in packets (2..send_window, default 16; 2 is RFC 5681's)");
+unsigned int usnic_rel_cwnd_queue_pct = USNIC_REL_CWND_QUEUE_PCT;
+module_param_named(cwnd_queue_pct, usnic_rel_cwnd_queue_pct, uint, 0444);
+MODULE_PARM_DESC(cwnd_queue_pct, "A loss reduces the congestion window only if the recent RTT exceeds the least by this percent of it (0..10000, default 100; 0: every loss)");
 
 unsigned int usnic_rel_cmd_mtu = 768;
 module_param_named(cmd_mtu, usnic_rel_cmd_mtu, uint, 0444);
@@ -100,6 +103,11 @@ static int __init usnic_rel_check_params(void)
 	    usnic_rel_cwnd_min > usnic_rel_send_window) {
 		pr_err("cwnd_min=%u: must be in %u..send_window\n",
 		       usnic_rel_cwnd_min, USNIC_REL_CWND_MIN_SSTHRESH);
+		return -EINVAL;
+	}
+	if (usnic_rel_cwnd_queue_pct > USNIC_REL_CWND_QUEUE_PCT_MAX) {
+		pr_err("cwnd_queue_pct=%u: must be in 0..%u\n",
+		       usnic_rel_cwnd_queue_pct, USNIC_REL_CWND_QUEUE_PCT_MAX);
 		return -EINVAL;
 	}
 	if (usnic_rel_cmd_mtu < 256 || usnic_rel_cmd_mtu > 1024) {

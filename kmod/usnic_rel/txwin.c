@@ -663,6 +663,9 @@ usnic_rel_txwin_ack_held(struct usnic_rel_txwin *w, u32 ack, u64 sack,
 	if (res->rtt_ns >= 0 &&
 	    (!w->min_rtt_ns || (u64)res->rtt_ns < w->min_rtt_ns))
 		w->min_rtt_ns = max_t(u64, res->rtt_ns, 1);
+	/* Before the loss it may reveal: was there queueing? */
+	if (res->rtt_ns >= 0)
+		usnic_rel_cwnd_rtt(&w->cc, res->rtt_ns, now_ns);
 	if (res->spurious)
 		usnic_rel_txwin_reo_grow(w, res->spurious);
 	/*

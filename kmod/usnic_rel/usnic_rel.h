@@ -50,6 +50,7 @@
 extern unsigned int usnic_rel_send_window;
 extern unsigned int usnic_rel_initial_cwnd;
 extern unsigned int usnic_rel_cwnd_min;
+extern unsigned int usnic_rel_cwnd_queue_pct;
 extern unsigned int usnic_rel_cmd_mtu;
 extern unsigned int usnic_rel_rto_min_us;
 extern unsigned int usnic_rel_rto_max_us;
@@ -173,6 +174,7 @@ enum usnic_rel_counter {
 	USNIC_REL_CNT_RDMA_QUIET_DONE,	/* quiet PUTs completed by a later answer */
 	USNIC_REL_CNT_RX_HELD_IN_ORDER,	/* in order, no buffer: held, not dropped */
 	USNIC_REL_CNT_PERSIST_PROBES,	/* ACK requests to a peer holding our packets */
+	USNIC_REL_CNT_CWND_LOSSES_SPARED, /* losses without queueing delay: no reduction */
 	USNIC_REL_NR_COUNTERS
 };
 

@@ -841,6 +841,188 @@ static void cwnd_local_drop_marks_one_packet(struct kunit *test)
 	usnic_rel_txwin_destroy(&w);
 }
 
+/* @n RTT samples of @rtt_ns, one a microsecond from @now_ns on. */
+static void cw_rtt(struct usnic_rel_cwnd *cc, u32 n, u64 rtt_ns, u64 now_ns)
+{
+	while (n--) {
+		usnic_rel_cwnd_rtt(cc, rtt_ns, now_ns);
+		now_ns += NSEC_PER_USEC;
+	}
+}
+
+/* A window in congestion avoidance, judging losses by delay. */
+static void cw_delay_init(struct usnic_rel_cwnd *cc)
+{
+	usnic_rel_cwnd_init(cc, 10, 4096);
+	usnic_rel_cwnd_set_floor(cc, 16);
+	usnic_rel_cwnd_set_queue_pct(cc, 100);
+	cc->cwnd = 64;
+	cc->ssthresh = 32;
+}
+
+/*
+ * A loss while the RTT stays at the path's least is the wire's: the
+ * window stays, in congestion avoidance it keeps growing, the loss is
+ * counted as spared. In slow start it ends slow start (not below the floor).
+ */
+static void cwnd_random_loss_keeps_window(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	cw_delay_init(&cc);
+	cw_rtt(&cc, 20, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	/* Jitter within the margin is no queue. */
+	cw_rtt(&cc, 4, 180 * NSEC_PER_USEC, 2 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 64);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 32);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_OPEN);
+	KUNIT_EXPECT_EQ(test, cc.losses_spared, 1);
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 0);
+	usnic_rel_cwnd_ack(&cc, 64, 64);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 65);
+	/* Slow start ends where it is, or at the floor below it. */
+	usnic_rel_cwnd_init(&cc, 40, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	usnic_rel_cwnd_set_queue_pct(&cc, 100);
+	cw_rtt(&cc, 8, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 40);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 40);
+	usnic_rel_cwnd_init(&cc, 10, 4096);
+	usnic_rel_cwnd_set_floor(&cc, 16);
+	usnic_rel_cwnd_set_queue_pct(&cc, 100);
+	cw_rtt(&cc, 8, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 10);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 16);
+}
+
+/*
+ * A loss after the RTT grew well above its least (a queue filled up) is
+ * congestion: halved as before, once per episode.
+ */
+static void cwnd_loss_with_queueing_reduces(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	cw_delay_init(&cc);
+	cw_rtt(&cc, 20, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	cw_rtt(&cc, 20, 400 * NSEC_PER_USEC, 2 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_GT(test, cc.rtt_ns, 200 * NSEC_PER_USEC);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_RECOVERY);
+	KUNIT_EXPECT_EQ(test, cc.fast_episodes, 1);
+	KUNIT_EXPECT_EQ(test, cc.losses_spared, 0);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+	/* The queue drained: the next loss is the wire's again. */
+	usnic_rel_cwnd_recovered(&cc);
+	cw_rtt(&cc, 40, 100 * NSEC_PER_USEC, 3 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+	KUNIT_EXPECT_EQ(test, cc.losses_spared, 1);
+	/*
+	 * A queue that filled within a round trip (slow start) shows in the
+	 * newest sample before the average follows.
+	 */
+	cw_rtt(&cc, 1, 400 * NSEC_PER_USEC, 4 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LT(test, cc.rtt_ns, 200 * NSEC_PER_USEC);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 16);
+}
+
+/*
+ * Without a sample, or with cwnd_queue_pct 0, every loss is congestion;
+ * and a timeout collapses the window whatever the delay said.
+ */
+static void cwnd_delay_rule_limits(struct kunit *test)
+{
+	struct usnic_rel_cwnd cc;
+
+	cw_delay_init(&cc);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+
+	cw_delay_init(&cc);
+	usnic_rel_cwnd_set_queue_pct(&cc, 0);
+	cw_rtt(&cc, 20, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+
+	cw_delay_init(&cc);
+	cw_rtt(&cc, 20, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_queueing(&cc));
+	usnic_rel_cwnd_timeout(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 1);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 32);
+	KUNIT_EXPECT_EQ(test, cc.rto_episodes, 1);
+	KUNIT_EXPECT_EQ(test, cc.state, USNIC_REL_CC_LOSS);
+	/* A restarted peer: the path's delay is learnt again. */
+	usnic_rel_cwnd_reset(&cc);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, cc.rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, cc.last_rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, cc.queue_pct, 100);
+}
+
+/*
+ * The least RTT is that of the last one or two periods: a longer path
+ * looks like a queue (losses reduce) until the shorter one's period has
+ * passed, then it is the path.
+ */
+static void cwnd_min_rtt_expires(struct kunit *test)
+{
+	const u64 period = USNIC_REL_CWND_MIN_RTT_PERIOD_NS;
+	struct usnic_rel_cwnd cc;
+
+	cw_delay_init(&cc);
+	cw_rtt(&cc, 10, 100 * NSEC_PER_USEC, NSEC_PER_MSEC);
+	/* The path got longer; within the next period the old least holds. */
+	cw_rtt(&cc, 30, 400 * NSEC_PER_USEC, period / 2);
+	cw_rtt(&cc, 30, 400 * NSEC_PER_USEC, period + 2 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_TRUE(test, usnic_rel_cwnd_queueing(&cc));
+	/* A period later the shorter path is forgotten. */
+	cw_rtt(&cc, 1, 400 * NSEC_PER_USEC, 2 * period + 3 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 400 * NSEC_PER_USEC);
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_queueing(&cc));
+	KUNIT_EXPECT_FALSE(test, usnic_rel_cwnd_fast_loss(&cc));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 64);
+	/* A shorter sample counts at once. */
+	cw_rtt(&cc, 1, 50 * NSEC_PER_USEC, 2 * period + 4 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cc.min_rtt_ns, 50 * NSEC_PER_USEC);
+}
+
+/*
+ * The send window feeds the delay rule the samples of ACKs it accepted,
+ * never those of a forged ACK (one acknowledging what was never sent).
+ */
+static void cwnd_samples_only_from_verified_acks(struct kunit *test)
+{
+	struct usnic_rel_ack_result res;
+	struct usnic_rel_txwin w;
+
+	KUNIT_ASSERT_EQ(test, usnic_rel_txwin_init(&w, 64, 0), 0);
+	cw_send(test, &w, 4, 1000);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 9, 0, true, 1010, &res),
+			USNIC_REL_ACK_FORGED);
+	KUNIT_EXPECT_EQ(test, w.cc.min_rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, w.cc.rtt_ns, 0);
+	KUNIT_EXPECT_EQ(test, usnic_rel_txwin_ack(&w, 2, 0, true, 1300, &res),
+			USNIC_REL_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, w.cc.min_rtt_ns, 300);
+	KUNIT_EXPECT_EQ(test, w.cc.rtt_ns, 300);
+	usnic_rel_txwin_destroy(&w);
+}
+
 static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_slow_start),
 	KUNIT_CASE(cwnd_app_limited_does_not_grow),
@@ -863,6 +1045,11 @@ static struct kunit_case usnic_rel_cwnd_cases[] = {
 	KUNIT_CASE(cwnd_presumed_lost_gives_no_rtt_sample),
 	KUNIT_CASE(cwnd_peer_not_ready_undoes_fast_recovery),
 	KUNIT_CASE(cwnd_local_drop_marks_one_packet),
+	KUNIT_CASE(cwnd_random_loss_keeps_window),
+	KUNIT_CASE(cwnd_loss_with_queueing_reduces),
+	KUNIT_CASE(cwnd_delay_rule_limits),
+	KUNIT_CASE(cwnd_min_rtt_expires),
+	KUNIT_CASE(cwnd_samples_only_from_verified_acks),
 	{}
 };
 

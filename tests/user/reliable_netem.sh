@@ -91,6 +91,18 @@ run "veth ipv4 lossless" "$A" "$B" 10.99.0.1 10.99.0.2 0
 tc -n urel_b qdisc add dev vb root netem delay 40ms 400us limit 100000
 run "veth ipv4 reordered lossless" "$A" "$B" 10.99.0.1 10.99.0.2 0
 tc -n urel_b qdisc del dev vb root
+# A bottleneck: a slow link with a short queue (netem's rate, 4 packets of
+# the qdisc, which are GSO batches of a few datagrams each here: the debug
+# kernel has no ifb to queue datagrams one by one). Its drops are
+# congestion, the queue's delay ahead of them: the sender must answer them
+# with reductions (MIN_RETX > 0 requires cwnd_fast_recoveries >= 1), not
+# spare them as random loss (cwnd_queue_pct), and deliver every message
+# intact. A kernel too slow to fill the queue (debug) drops nothing there:
+# the drops are printed, the case then checks delivery.
+tc -n urel_b qdisc add dev vb root netem rate 20mbit limit 4
+run "veth ipv4 bottleneck 20mbit queue 4" "$A" "$B" 10.99.0.1 10.99.0.2 1
+tc -s -n urel_b qdisc show dev vb | sed -n 's/^ *Sent.*/     bottleneck: &/p'
+tc -n urel_b qdisc del dev vb root
 tc -n urel_a qdisc add dev va root netem loss 10% duplicate 5% delay 1ms reorder 25% 50%
 tc -n urel_b qdisc add dev vb root netem loss 10%
 run "veth ipv4 loss 10% dup 5% reorder 25%" "$A" "$B" 10.99.0.1 10.99.0.2 1
