@@ -24,6 +24,9 @@ static inline void bench_die(const char *what, int err)
 	exit(1);
 }
 
+/* urel_ep_create_flags()' flags for bench_ep_open(): UREL_EP_SERIAL for a one-thread bench. */
+static unsigned int bench_ep_flags;
+
 /*
  * Open the device, bind an endpoint to bind_ip:port and insert the peer at
  * peer_ip:port (both ends use the same port, each on its own address: the
@@ -43,9 +46,10 @@ static inline void bench_ep_open(struct bench_ep *b, const char *bind_ip, const 
 	ret = urel_device_open(NULL, &b->dev);
 	if (ret < 0)
 		bench_die("urel_device_open", ret);
-	ret = urel_ep_create(b->dev, (struct sockaddr *)&me, sizeof(me), attr, &b->ep);
+	ret = urel_ep_create_flags(b->dev, (struct sockaddr *)&me, sizeof(me), attr, bench_ep_flags,
+				   &b->ep);
 	if (ret < 0)
-		bench_die("urel_ep_create", ret);
+		bench_die("urel_ep_create_flags", ret);
 	ret = urel_ep_query(b->ep, &b->info);
 	if (ret < 0)
 		bench_die("urel_ep_query", ret);

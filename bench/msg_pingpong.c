@@ -5,9 +5,12 @@
  * eager on the data channel, rendezvous by RDMA get), to set beside
  * bench/urel_pingpong.c (the core's own sends, same method and output).
  *
- *   msg_pingpong -s -b BIND_IP -r PEER_IP [-p PORT] [-m busy|block] [-M MAX]
+ *   msg_pingpong -s -b BIND_IP -r PEER_IP [-p PORT] [-m busy|block] [-M MAX] [-1]
  *   msg_pingpong -c SERVER_IP -b BIND_IP [-p PORT] [-m busy|block]
- *                [-S 8,256,...] [-n ITERS] [-w WARMUP]
+ *                [-S 8,256,...] [-n ITERS] [-w WARMUP] [-1]
+ *
+ * -1 creates the endpoint UREL_EP_SERIAL: the bench is one thread, so the
+ * library takes none of its endpoint's locks.
  *
  * Both endpoints bind PORT on their own address and open tagged messaging
  * on it. The server echoes every message (up to -M bytes, default 16 MiB)
@@ -149,7 +152,8 @@ static int client(struct bench_msg *bm, const size_t *sizes, int nsizes, int ite
 static void usage(void)
 {
 	fprintf(stderr, "usage: msg_pingpong (-s -r PEER_IP | -c SERVER_IP) -b BIND_IP [-p PORT] "
-			"[-m busy|block] [-M MAX] [-S SIZES] [-n ITERS] [-w WARMUP]\n");
+			"[-m busy|block] [-M MAX] [-S SIZES] [-n ITERS] [-w WARMUP] [-1]\n"
+			"  -1: the endpoint is UREL_EP_SERIAL (one thread: no library lock)\n");
 	exit(2);
 }
 
@@ -162,7 +166,7 @@ int main(int argc, char **argv)
 	size_t sizes[64], cap = 16 << 20;
 	struct bench_msg bm;
 
-	while ((opt = getopt(argc, argv, "sc:r:b:p:m:M:S:n:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:r:b:p:m:M:S:n:w:1")) != -1) {
 		switch (opt) {
 		case 's':
 			is_server = 1;
@@ -193,6 +197,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			warmup = atoi(optarg);
+			break;
+		case '1':
+			bench_ep_flags = UREL_EP_SERIAL;
 			break;
 		default:
 			usage();

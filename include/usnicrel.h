@@ -138,6 +138,19 @@ struct urel_ep_info {
 int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr, socklen_t addrlen,
 		   const struct urel_ep_attr *attr, struct urel_ep **epp);
 
+/*
+ * Endpoint creation flag: the caller never makes two calls at once on the
+ * endpoint (nor on its device's urel_device_progress()/urel_device_wait(),
+ * nor on a layer opened on it), so the library takes none of its send,
+ * completion and receive locks. A tagged context on it may not run a
+ * progress thread, nor a window's context one (both refused: -EINVAL).
+ */
+#define UREL_EP_SERIAL (1U << 0)
+
+/* urel_ep_create() with @flags (0 or UREL_EP_SERIAL; others: -EINVAL). */
+int urel_ep_create_flags(struct urel_device *dev, const struct sockaddr *addr, socklen_t addrlen,
+			 const struct urel_ep_attr *attr, unsigned int flags, struct urel_ep **epp);
+
 /* Destroy an endpoint; operations still outstanding never complete. */
 int urel_ep_destroy(struct urel_ep *ep);
 

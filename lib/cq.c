@@ -42,9 +42,9 @@ static int urel_cq_take(struct urel_ep *ep, struct usnic_rel_cqe *raw, uint32_t 
 {
 	int ret;
 
-	pthread_mutex_lock(&ep->cq_lock);
+	urel_ep_lock(ep, &ep->cq_lock);
 	ret = urel_cq_take_locked(ep, raw, n);
-	pthread_mutex_unlock(&ep->cq_lock);
+	urel_ep_unlock(ep, &ep->cq_lock);
 	return ret;
 }
 
@@ -116,13 +116,13 @@ void urel_cq_translate(struct urel_ep *ep, const struct usnic_rel_cqe *raw,
 		}
 		/* One lock round for the batch's operation slots and staging space. */
 		if (!locked) {
-			pthread_mutex_lock(&ep->tx_lock);
+			urel_ep_lock(ep, &ep->tx_lock);
 			locked = true;
 		}
 		urel_cq_op_done(ep, &raw[i], c);
 	}
 	if (locked)
-		pthread_mutex_unlock(&ep->tx_lock);
+		urel_ep_unlock(ep, &ep->tx_lock);
 }
 
 UREL_API int urel_ep_poll_cq(struct urel_ep *ep, struct urel_completion *out, unsigned int n)

@@ -105,8 +105,9 @@ static int urel_ep_check_layout(const struct usnic_rel_create_ep *info)
 	return 0;
 }
 
-UREL_API int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr, socklen_t addrlen,
-			    const struct urel_ep_attr *attr, struct urel_ep **epp)
+UREL_API int urel_ep_create_flags(struct urel_device *dev, const struct sockaddr *addr,
+				  socklen_t addrlen, const struct urel_ep_attr *attr,
+				  unsigned int flags, struct urel_ep **epp)
 {
 	struct urel_ep *ep;
 	int ret;
@@ -114,12 +115,13 @@ UREL_API int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr
 	if (!epp)
 		return -EINVAL;
 	*epp = NULL;
-	if (!dev)
+	if (!dev || flags & ~UREL_EP_SERIAL)
 		return -EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
 	ep->dev = dev;
+	ep->serial = flags & UREL_EP_SERIAL;
 	pthread_mutex_init(&ep->tx_lock, NULL);
 	pthread_mutex_init(&ep->cq_lock, NULL);
 	urel_progress_init(ep);
@@ -171,6 +173,12 @@ err_destroy:
 err_free:
 	urel_ep_free(ep);
 	return ret;
+}
+
+UREL_API int urel_ep_create(struct urel_device *dev, const struct sockaddr *addr, socklen_t addrlen,
+			    const struct urel_ep_attr *attr, struct urel_ep **epp)
+{
+	return urel_ep_create_flags(dev, addr, addrlen, attr, 0, epp);
 }
 
 int urel_ep_teardown(struct urel_ep *ep)

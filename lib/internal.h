@@ -118,6 +118,13 @@ struct urel_ep {
 	pthread_mutex_t av_lock;
 	struct urel_av_chunk *av[UREL_AV_CHUNKS]; /* atomic pointers */
 
+	/*
+	 * UREL_EP_SERIAL: the caller makes one call on the endpoint at a
+	 * time, so tx_lock, cq_lock and rx_lock are not taken (av_lock is:
+	 * peers are inserted off the data path). Set at creation only.
+	 */
+	bool serial;
+
 	urel_recv_fn recv_fn; /* with recv_arg, under cq_lock */
 	void *recv_arg;
 
@@ -143,6 +150,19 @@ struct urel_mr {
 	struct urel_mr *next; /* in dev->mrs */
 	uint64_t rkey;
 };
+
+/* @m is one of @ep's tx_lock, cq_lock, rx_lock: skipped on a serial endpoint. */
+static inline void urel_ep_lock(struct urel_ep *ep, pthread_mutex_t *m)
+{
+	if (!ep->serial)
+		pthread_mutex_lock(m);
+}
+
+static inline void urel_ep_unlock(struct urel_ep *ep, pthread_mutex_t *m)
+{
+	if (!ep->serial)
+		pthread_mutex_unlock(m);
+}
 
 static inline uint32_t urel_load_acquire(const uint32_t *p)
 {

@@ -102,8 +102,11 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 {
 	struct timespec until;
 
-	pthread_mutex_lock(&ep->cq_lock);
+	urel_ep_lock(ep, &ep->cq_lock);
 	if (urel_progress_depth(ep) && !pthread_equal(ep->prog_owner, pthread_self())) {
+		/* A serial endpoint's caller broke its promise: no wait without the lock. */
+		if (ep->serial)
+			return false;
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += UREL_PROGRESS_WAIT_NS;
 		if (until.tv_nsec >= 1000000000L) {
@@ -127,7 +130,7 @@ static bool urel_progress_enter(struct urel_ep *ep, urel_recv_fn *fn, void **arg
 	*got = -1;
 	if (!ep->prog_parked && ep->prog_head == ep->prog_count)
 		*got = urel_cq_take_locked(ep, raw, n);
-	pthread_mutex_unlock(&ep->cq_lock);
+	urel_ep_unlock(ep, &ep->cq_lock);
 	return true;
 }
 
@@ -141,9 +144,9 @@ static int urel_progress_refill(struct urel_ep *ep, struct usnic_rel_cqe *raw, i
 	int ret;
 
 	if (got < 0) {
-		pthread_mutex_lock(&ep->cq_lock);
+		urel_ep_lock(ep, &ep->cq_lock);
 		got = urel_cq_take_locked(ep, raw, n);
-		pthread_mutex_unlock(&ep->cq_lock);
+		urel_ep_unlock(ep, &ep->cq_lock);
 		if (got < 0)
 			return got;
 	}

@@ -20,10 +20,10 @@ static void urel_rx_push(struct urel_ep *ep, uint32_t buf)
 
 int urel_rx_post_all(struct urel_ep *ep)
 {
-	pthread_mutex_lock(&ep->rx_lock);
+	urel_ep_lock(ep, &ep->rx_lock);
 	for (uint32_t buf = 0; buf < ep->info.rx_bufs; buf++)
 		urel_rx_push(ep, buf);
-	pthread_mutex_unlock(&ep->rx_lock);
+	urel_ep_unlock(ep, &ep->rx_lock);
 	return 0;
 }
 
@@ -45,9 +45,9 @@ UREL_API int urel_ep_release_recv(struct urel_ep *ep, uint32_t buf)
 	if (!__atomic_compare_exchange_n(&ep->rx_user[buf], &lent, 0, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return -EINVAL;
-	pthread_mutex_lock(&ep->rx_lock);
+	urel_ep_lock(ep, &ep->rx_lock);
 	urel_rx_push(ep, buf);
-	pthread_mutex_unlock(&ep->rx_lock);
+	urel_ep_unlock(ep, &ep->rx_lock);
 	ret = urel_rx_kick(ep);
 	return ret < 0 ? ret : 0;
 }

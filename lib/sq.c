@@ -163,17 +163,17 @@ int urel_sq_post(struct urel_ep *ep, unsigned int chan, struct usnic_rel_sqe *sq
 {
 	int ret;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	urel_ep_lock(ep, &ep->tx_lock);
 	ret = urel_sq_post_locked(ep, chan, sqe, pl, context, dest);
-	pthread_mutex_unlock(&ep->tx_lock);
+	urel_ep_unlock(ep, &ep->tx_lock);
 	if (ret == -EAGAIN) {
 		/* The kernel may have left work in the ring: hand it over, retry once. */
 		ret = urel_sq_kick(ep);
 		if (ret < 0)
 			return ret;
-		pthread_mutex_lock(&ep->tx_lock);
+		urel_ep_lock(ep, &ep->tx_lock);
 		ret = urel_sq_post_locked(ep, chan, sqe, pl, context, dest);
-		pthread_mutex_unlock(&ep->tx_lock);
+		urel_ep_unlock(ep, &ep->tx_lock);
 	}
 	if (ret || flags & UREL_POST_MORE)
 		return ret;
@@ -236,17 +236,17 @@ int urel_sq_send_inline(struct urel_ep *ep, unsigned int chan, urel_peer_t peer,
 {
 	int ret;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	urel_ep_lock(ep, &ep->tx_lock);
 	ret = urel_sq_inline_locked(ep, chan, peer, imm, hdr, hlen, data, dlen, context);
-	pthread_mutex_unlock(&ep->tx_lock);
+	urel_ep_unlock(ep, &ep->tx_lock);
 	if (ret == -EAGAIN) {
 		/* The kernel may have left work in the ring: hand it over, retry once. */
 		ret = urel_sq_kick(ep);
 		if (ret < 0)
 			return ret;
-		pthread_mutex_lock(&ep->tx_lock);
+		urel_ep_lock(ep, &ep->tx_lock);
 		ret = urel_sq_inline_locked(ep, chan, peer, imm, hdr, hlen, data, dlen, context);
-		pthread_mutex_unlock(&ep->tx_lock);
+		urel_ep_unlock(ep, &ep->tx_lock);
 	}
 	if (ret)
 		return ret;

@@ -53,7 +53,7 @@ int urel_fi_domain_ep_get(struct urel_fi_domain *d, struct urel_fi_ep *ep,
 		pthread_mutex_unlock(&d->lock);
 		return ret;
 	}
-	ret = urel_ep_create(d->dev, src, srclen, NULL, uep);
+	ret = urel_ep_create_flags(d->dev, src, srclen, NULL, d->uep_flags, uep);
 	if (!ret && !d->rma_uep) {
 		d->rma_uep = *uep;
 		d->rma_owner = ep;
@@ -153,8 +153,21 @@ bool urel_fi_threading_ok(enum fi_threading t)
  */
 static void urel_fi_threading_locks(struct urel_fi_domain *d)
 {
+	const char *thread = getenv("UREL_MSG_PROGRESS_THREAD");
+
 	d->ep_locks = d->threading != FI_THREAD_DOMAIN;
 	d->cq_locks = d->threading != FI_THREAD_DOMAIN && d->threading != FI_THREAD_COMPLETION;
+	/*
+	 * The library's endpoints skip their own locks under the same promise
+	 * (UREL_EP_SERIAL), unless the tagged layer is told to run a progress
+	 * thread, which would call on them beside the application. Not at
+	 * FI_THREAD_COMPLETION: a library endpoint is created before its CQs
+	 * are bound (a send and a receive CQ may be two threads'), and the
+	 * domain's registrations use one from any thread.
+	 */
+	d->uep_flags = 0;
+	if (d->threading == FI_THREAD_DOMAIN && !(thread && !strcmp(thread, "1")))
+		d->uep_flags = UREL_EP_SERIAL;
 }
 
 int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domp,
@@ -191,9 +204,10 @@ int urel_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct 
 	d->caps = info->caps;
 	d->threading = threading == FI_THREAD_UNSPEC ? urel_fi_default_threading() : threading;
 	urel_fi_threading_locks(d);
-	UREL_FI_INFO(FI_LOG_DOMAIN, "threading %s: endpoint locks %s, CQ locks %s\n",
+	UREL_FI_INFO(FI_LOG_DOMAIN,
+		     "threading %s: endpoint locks %s, CQ locks %s, library locks %s\n",
 		     fi_tostr(&d->threading, FI_TYPE_THREADING), d->ep_locks ? "on" : "off",
-		     d->cq_locks ? "on" : "off");
+		     d->cq_locks ? "on" : "off", d->uep_flags & UREL_EP_SERIAL ? "off" : "on");
 	pthread_mutex_init(&d->lock, NULL);
 	d->fid.fid.fclass = FI_CLASS_DOMAIN;
 	d->fid.fid.context = context;

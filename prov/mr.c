@@ -104,8 +104,8 @@ static int urel_fi_mr_new(struct urel_fi_domain *d, void *buf, size_t len, uint6
 	pthread_mutex_lock(&d->lock);
 	ret = 0;
 	if (!d->rma_uep) {
-		ret = urel_ep_create(d->dev, (struct sockaddr *)&d->src, d->srclen, NULL,
-				     &d->rma_uep);
+		ret = urel_ep_create_flags(d->dev, (struct sockaddr *)&d->src, d->srclen, NULL,
+					   d->uep_flags, &d->rma_uep);
 		if (ret)
 			d->rma_uep = NULL;
 	}

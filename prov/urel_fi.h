@@ -105,6 +105,7 @@ struct urel_fi_domain {
 	uint64_t caps;
 	enum fi_threading threading; /* never FI_THREAD_UNSPEC: urel_fi_default_threading() */
 	bool ep_locks, cq_locks; /* its endpoints and CQs take their locks (domain.c) */
+	unsigned int uep_flags; /* urel_ep_create_flags()' flags for its endpoints (domain.c) */
 	pthread_mutex_t lock; /* the fields below */
 	/*
 	 * The library endpoint the registrations belong to: made by the first

@@ -208,6 +208,9 @@ UREL_API int urel_msg_open(struct urel_ep *ep, const struct urel_msg_attr *attr,
 		return -ENOMEM;
 	m->ep = ep;
 	ret = urel_msg_limits(ep, attr, &m->attr);
+	/* A progress thread would call on the endpoint beside its caller. */
+	if (!ret && ep->serial && m->attr.progress_thread == 1)
+		ret = -EINVAL;
 	if (!ret)
 		ret = urel_msg_standback_us(&m->standback_us);
 	if (!ret)

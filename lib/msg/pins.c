@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 
+#include "../internal.h"
 #include "msg.h"
 
 static struct {
@@ -102,7 +103,8 @@ void urel_msg_pins_help(struct urel_msg *m)
 	if (pthread_mutex_trylock(&urel_msg_pins.lock))
 		return;
 	for (struct urel_msg *o = urel_msg_pins.head; o; o = o->pins_next) {
-		if (o != m && __atomic_load_n(&o->pinned, __ATOMIC_RELAXED))
+		/* A serial endpoint's calls are its caller's alone (UREL_EP_SERIAL). */
+		if (o != m && !o->ep->serial && __atomic_load_n(&o->pinned, __ATOMIC_RELAXED))
 			urel_msg_progress_one(o, false);
 	}
 	pthread_mutex_unlock(&urel_msg_pins.lock);

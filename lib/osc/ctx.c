@@ -204,6 +204,9 @@ int urel_osc_ctx_thread(struct urel_osc_ctx *c)
 {
 	int ret = 0;
 
+	/* The thread would call on the endpoint beside its caller. */
+	if (c->ep->serial && urel_osc_thread_wanted())
+		return -EINVAL;
 	pthread_mutex_lock(&urel_osc_list_lock);
 	if (!c->thread_on && urel_osc_thread_wanted()) {
 		ret = -pthread_create(&c->thread, NULL, urel_osc_progress_main, c);

@@ -140,7 +140,8 @@ ip netns exec urA timeout 600 "$rma" -l 10.78.0.1 47710 || fail "fi_rma_check -l
 pair fi_threads "$USNIC_REL_BUILD/tests/fi_threads" 47730 47731
 # Every threading level is given as asked and carries traffic (fi_levels: one
 # thread, two endpoints of one domain); FI_THREAD_DOMAIN opens a domain without
-# endpoint or CQ locks, FI_THREAD_COMPLETION one without CQ locks, the rest lock.
+# endpoint, CQ or library (UREL_EP_SERIAL) locks, FI_THREAD_COMPLETION one without
+# CQ locks, the rest lock.
 echo "fi_levels 10.78.0.1 47740"
 if ip netns exec urA env FI_LOG_LEVEL=info FI_LOG_PROV=urel timeout 600 \
 	"$USNIC_REL_BUILD/tests/fi_levels" 10.78.0.1 47740 >"$tmp/levels" 2>&1; then
@@ -149,11 +150,11 @@ else
 	grep -v '^libfabric:' "$tmp/levels" | tail -20
 	fail "fi_levels"
 fi
-for want in 'FI_THREAD_SAFE: endpoint locks on, CQ locks on' \
-	'FI_THREAD_FID: endpoint locks on, CQ locks on' \
-	'FI_THREAD_DOMAIN: endpoint locks off, CQ locks off' \
-	'FI_THREAD_COMPLETION: endpoint locks on, CQ locks off' \
-	'FI_THREAD_ENDPOINT: endpoint locks on, CQ locks on'; do
+for want in 'FI_THREAD_SAFE: endpoint locks on, CQ locks on, library locks on' \
+	'FI_THREAD_FID: endpoint locks on, CQ locks on, library locks on' \
+	'FI_THREAD_DOMAIN: endpoint locks off, CQ locks off, library locks off' \
+	'FI_THREAD_COMPLETION: endpoint locks on, CQ locks off, library locks on' \
+	'FI_THREAD_ENDPOINT: endpoint locks on, CQ locks on, library locks on'; do
 	grep -q "threading $want" "$tmp/levels" || fail "fi_levels: no domain with '$want'"
 done
 # FI_UREL_THREADING names the level of hints that leave it unspecified (fi_pingpong's).

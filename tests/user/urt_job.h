@@ -35,6 +35,8 @@ struct urt_job {
 
 /* Set by tests of the library's own bootstrap: the harness leaves the address vector alone. */
 static bool urt_job_no_av;
+/* urel_ep_create_flags()' flags for every rank's endpoint (UREL_EP_SERIAL: one thread each). */
+static unsigned int urt_job_ep_flags;
 
 static inline void urt_job_xfer(int fd, void *buf, size_t len, int out)
 {
@@ -69,7 +71,8 @@ static inline void urt_job_rank_setup(struct urt_job *j, const struct urel_msg_a
 	int ret;
 
 	if (urel_device_open(NULL, &j->dev) ||
-	    urel_ep_create(j->dev, (struct sockaddr *)&sin, sizeof(sin), NULL, &j->ep)) {
+	    urel_ep_create_flags(j->dev, (struct sockaddr *)&sin, sizeof(sin), NULL,
+				 urt_job_ep_flags, &j->ep)) {
 		fprintf(stderr, "rank %d: device or endpoint failed\n", j->rank);
 		exit(1);
 	}

@@ -7,6 +7,8 @@
  * echoes each message from inside the callback. Contents, immediate data,
  * channels and peers are checked on both sides; then the parent's waits
  * (urel_device_wait and epoll on urel_device_fd) must wake on a late message.
+ * "vm_lib_msg serial": both endpoints created UREL_EP_SERIAL (each process
+ * one thread: the library takes none of its locks), the same checks.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -22,6 +24,8 @@
 #define TOTAL (UREL_NR_CHANS * NSIZES * REPS)
 #define WINDOW 8
 #define LATE_IMM 0x1a7eULL
+
+static unsigned int ep_flags; /* urel_ep_create_flags(): 0 or UREL_EP_SERIAL */
 
 static uint32_t msg_len(const struct urel_ep_info *info, uint64_t seq)
 {
@@ -39,7 +43,8 @@ static struct urel_ep *setup(struct urel_device **devp, int rfd, int wfd, urel_p
 	uint16_t port, other;
 
 	if (urel_device_open(NULL, devp) ||
-	    urel_ep_create(*devp, (struct sockaddr *)&sin, sizeof(sin), NULL, &ep)) {
+	    urel_ep_create_flags(*devp, (struct sockaddr *)&sin, sizeof(sin), NULL, ep_flags,
+				 &ep)) {
 		fprintf(stderr, "setup failed\n");
 		exit(1);
 	}
@@ -211,7 +216,7 @@ static void parent_waits(struct urel_device *dev, struct urel_ep *ep, int wfd)
 	close(efd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int to_child[2], to_parent[2], status;
 	struct urel_device *dev;
@@ -219,6 +224,12 @@ int main(void)
 	urel_peer_t peer;
 	pid_t pid;
 
+	if (argc > 1 && strcmp(argv[1], "serial")) {
+		fprintf(stderr, "usage: vm_lib_msg [serial]\n");
+		return 2;
+	}
+	if (argc > 1)
+		ep_flags = UREL_EP_SERIAL;
 	if (pipe(to_child) || pipe(to_parent))
 		return 1;
 	pid = fork();

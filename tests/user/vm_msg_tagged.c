@@ -23,6 +23,10 @@
  *               synchronous send to it; and a blocking receive whose
  *               message the thread dispatched is woken by it at once
  *               (urel_msg_stats() late_wakeups stays 0);
+ *   serial      every rank's endpoint created UREL_EP_SERIAL (no library
+ *               lock): the "two" checks, every size and protocol, default
+ *               and small limits; unknown creation flags and a progress
+ *               thread on a serial endpoint refused with -EINVAL;
  *   alltoall    four ranks, every rank sends every size to every other,
  *               received with ANY_PEER, per-sender order checked;
  *   big         as an unprivileged user under an 8 MiB RLIMIT_MEMLOCK: one
@@ -39,8 +43,8 @@
  *               failing, one of them blocked in urel_msg_wait() on its own
  *               context (urel_msg_rndv_stats() proves the windows, the
  *               waits and that the process never pinned above the limit).
- * Usage: vm_msg_tagged [all|quick|attr|two|thread|alltoall|big]; quick (for the debug kernel)
- * is one round without the 1 MiB messages.
+ * Usage: vm_msg_tagged [all|quick|attr|two|thread|serial|alltoall|big]; quick (for the debug
+ * kernel) is one round without the 1 MiB messages.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -1199,6 +1203,40 @@ static void check_reap_caught(void)
 	URT_CHECK(strstr(err, "cancel after reap: -22") && !strstr(err, "AddressSanitizer"));
 }
 
+/*
+ * UREL_EP_SERIAL: unknown creation flags are refused and leave no endpoint;
+ * a tagged context with a progress thread is refused on a serial endpoint
+ * (the thread would call on it beside its caller), one without is opened.
+ */
+static void check_serial_refusals(void)
+{
+	struct sockaddr_in sin = urt_sin("127.0.0.1", 0);
+	struct urel_msg_attr thr = { .progress_thread = 1 }, none = { .progress_thread = 2 };
+	struct urel_device *dev;
+	struct urel_ep *ep = (struct urel_ep *)&sin;
+	struct urel_msg *m = NULL;
+
+	URT_CHECK_EQ(urel_device_open(NULL, &dev), 0);
+	URT_CHECK_EQ(urel_ep_create_flags(dev, (struct sockaddr *)&sin, sizeof(sin), NULL,
+					  UREL_EP_SERIAL << 1, &ep),
+		     -EINVAL);
+	URT_CHECK(ep == NULL);
+	URT_CHECK_EQ(
+		urel_ep_create_flags(dev, (struct sockaddr *)&sin, sizeof(sin), NULL, ~0u, &ep),
+		-EINVAL);
+	URT_CHECK_EQ(urel_ep_create_flags(NULL, (struct sockaddr *)&sin, sizeof(sin), NULL,
+					  UREL_EP_SERIAL, &ep),
+		     -EINVAL);
+	URT_CHECK_EQ(urel_ep_create_flags(dev, (struct sockaddr *)&sin, sizeof(sin), NULL,
+					  UREL_EP_SERIAL, &ep),
+		     0);
+	URT_CHECK_EQ(urel_msg_open(ep, &thr, &m), -EINVAL);
+	URT_CHECK_EQ(urel_msg_open(ep, &none, &m), 0);
+	URT_CHECK_EQ(urel_msg_close(m), 0);
+	URT_CHECK_EQ(urel_ep_destroy(ep), 0);
+	urel_device_close(dev);
+}
+
 static void check_attr(void)
 {
 	struct urel_msg_attr a = { .tiny_max = 100, .eager_max = 50 }, got;
@@ -1269,6 +1307,18 @@ int main(int argc, char **argv)
 		ret |= urt_job_run(2, &thr, t_thread, 300);
 		close(done_pipe[0]);
 		close(done_pipe[1]);
+	}
+	/*
+	 * Every rank's endpoint UREL_EP_SERIAL (each rank one thread): the
+	 * library takes none of its locks; the same checks, every protocol,
+	 * with the default and the small limits.
+	 */
+	if (all || !strcmp(what, "serial")) {
+		check_serial_refusals();
+		urt_job_ep_flags = UREL_EP_SERIAL;
+		ret |= urt_job_run(2, NULL, t_two_ranks, 500);
+		ret |= urt_job_run(2, &small, t_two_ranks, 500);
+		urt_job_ep_flags = 0;
 	}
 	if (all || !strcmp(what, "quick") || !strcmp(what, "alltoall"))
 		ret |= urt_job_run(4, NULL, t_alltoall, 500);
