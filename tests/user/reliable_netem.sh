@@ -94,14 +94,26 @@ tc -n urel_b qdisc del dev vb root
 # A bottleneck: a slow link with a short queue (netem's rate, 4 packets of
 # the qdisc, which are GSO batches of a few datagrams each here: the debug
 # kernel has no ifb to queue datagrams one by one). Its drops are
-# congestion, the queue's delay ahead of them: the sender must answer them
-# with reductions (MIN_RETX > 0 requires cwnd_fast_recoveries >= 1), not
-# spare them as random loss (cwnd_queue_pct), and deliver every message
-# intact. A kernel too slow to fill the queue (debug) drops nothing there:
-# the drops are printed, the case then checks delivery.
+# congestion, the queue's delay ahead of them: every message must arrive
+# intact, and when the queue dropped anything the sender must have answered
+# with a reduction (a fast recovery or a timeout), not spared the losses as
+# random (cwnd_queue_pct). A kernel too slow to fill the queue (the debug
+# one, often) drops nothing there: then the case checks delivery alone.
 tc -n urel_b qdisc add dev vb root netem rate 20mbit limit 4
-run "veth ipv4 bottleneck 20mbit queue 4" "$A" "$B" 10.99.0.1 10.99.0.2 1
-tc -s -n urel_b qdisc show dev vb | sed -n 's/^ *Sent.*/     bottleneck: &/p'
+run "veth ipv4 bottleneck 20mbit queue 4" "$A" "$B" 10.99.0.1 10.99.0.2 0
+drops=$(tc -s -n urel_b qdisc show dev vb | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
+cuts=$(grep -o 'cwnd_fast_recoveries=[0-9]* cwnd_timeouts=[0-9]*' "$tmp/tx.log" | head -1)
+fast=${cuts#cwnd_fast_recoveries=}
+fast=${fast%% *}
+timeouts=${cuts##*cwnd_timeouts=}
+echo "     bottleneck: ${drops:-?} dropped at the queue; reductions: ${fast:-?} fast, ${timeouts:-?} timeout"
+if [ -z "$drops" ] || [ -z "$fast" ] || [ -z "$timeouts" ]; then
+	echo "FAIL veth ipv4 bottleneck: no qdisc drop count or no sender counters"
+	status=1
+elif [ "$drops" -gt 0 ] && [ $((fast + timeouts)) -eq 0 ]; then
+	echo "FAIL veth ipv4 bottleneck: $drops drops at the queue, no congestion window reduction"
+	status=1
+fi
 tc -n urel_b qdisc del dev vb root
 tc -n urel_a qdisc add dev va root netem loss 10% duplicate 5% delay 1ms reorder 25% 50%
 tc -n urel_b qdisc add dev vb root netem loss 10%
